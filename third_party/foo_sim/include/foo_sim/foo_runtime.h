@@ -1,0 +1,226 @@
+/*
+ * foo_sim: a simulated accelerator runtime with a C API in the style of a
+ * vendor runtime (the CUDA runtime API is the model).
+ *
+ * Devices are simulated on the host: device memory is host memory that the
+ * runtime accounts against a per-device capacity, and "kernels" are host
+ * functions that executor threads of the device run asynchronously, in
+ * stream order. Nothing here depends on PyTorch.
+ *
+ * Conventions, as in the CUDA runtime:
+ *  - every call returns a fooError_t; fooSuccess is 0;
+ *  - the most recent error of the calling thread is kept for
+ *    fooGetLastError / fooPeekAtLastError, and fooGetErrorDetail gives a
+ *    message that names the offending value;
+ *  - a NULL fooStream_t means the default stream of the current device;
+ *  - errors raised by a kernel are reported asynchronously, by the next
+ *    fooStreamQuery / fooStreamSynchronize / fooDeviceSynchronize that
+ *    covers its stream, as fooErrorLaunchFailure.
+ *
+ * Environment (read once, at the first call):
+ *  FOO_SIM_DEVICE_COUNT      number of devices (default 2; 0 = none)
+ *  FOO_SIM_DEVICE_MEMORY     capacity of each device, e.g. 512MiB, 8GiB
+ *                            (default 8GiB)
+ *  FOO_SIM_DEVICE_EXECUTORS  executor threads per device (default 4)
+ *  FOO_SIM_LAUNCH_BLOCKING   1: every launch completes before it returns
+ *  FOO_SIM_LAUNCH_DELAY_US   every launched function starts N us late
+ */
+#ifndef FOO_SIM_FOO_RUNTIME_H
+#define FOO_SIM_FOO_RUNTIME_H
+
+#include <stddef.h>
+
+#if defined(_WIN32)
+#define FOO_SIM_API
+#else
+#define FOO_SIM_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FOO_SIM_VERSION_MAJOR 1
+#define FOO_SIM_VERSION_MINOR 0
+
+typedef enum fooError {
+  fooSuccess = 0,
+  fooErrorInvalidValue = 1,
+  fooErrorMemoryAllocation = 2,
+  fooErrorInitializationError = 3,
+  fooErrorInvalidMemcpyDirection = 21,
+  fooErrorNoDevice = 100,
+  fooErrorInvalidDevice = 101,
+  fooErrorInvalidResourceHandle = 400,
+  fooErrorNotReady = 600,
+  fooErrorLaunchFailure = 719,
+  fooErrorNotPermitted = 800
+} fooError_t;
+
+typedef struct fooStream_st* fooStream_t;
+typedef struct fooEvent_st* fooEvent_t;
+
+/* A kernel: a host function run on an executor thread of the device. */
+typedef void (*fooHostFn_t)(void* userData);
+
+typedef struct fooDeviceProp {
+  char name[64];
+  size_t totalGlobalMem;
+  int major;
+  int minor;
+  int executorCount;         /* executor threads that run this device's work */
+  int leastStreamPriority;   /* numerically largest: lowest priority (0)    */
+  int greatestStreamPriority;/* numerically smallest: highest priority     */
+} fooDeviceProp;
+
+typedef enum fooMemoryType {
+  fooMemoryTypeUnregistered = 0,
+  fooMemoryTypeHost = 1,   /* pinned host memory from fooMallocHost */
+  fooMemoryTypeDevice = 2  /* device memory from fooMalloc */
+} fooMemoryType;
+
+typedef struct fooPointerAttributes {
+  fooMemoryType type;
+  int device;          /* owning device; -1 for unregistered memory */
+  void* basePointer;   /* start of the allocation holding the pointer */
+  size_t allocationSize;
+} fooPointerAttributes;
+
+typedef enum fooMemcpyKind {
+  fooMemcpyHostToHost = 0,
+  fooMemcpyHostToDevice = 1,
+  fooMemcpyDeviceToHost = 2,
+  fooMemcpyDeviceToDevice = 3,
+  fooMemcpyDefault = 4 /* direction inferred from the pointers */
+} fooMemcpyKind;
+
+/* Stream flags. Every stream behaves as non-blocking: the default stream
+ * does not implicitly synchronize with other streams (CUDA's per-thread
+ * default stream semantics). fooStreamNonBlocking is accepted and reported. */
+#define fooStreamDefault 0x0u
+#define fooStreamNonBlocking 0x1u
+
+/* Event flags. */
+#define fooEventDefault 0x0u       /* timing enabled, host waits may spin */
+#define fooEventBlockingSync 0x1u  /* host waits block without spinning */
+#define fooEventDisableTiming 0x2u /* no timestamp: cheaper, no elapsed time */
+
+/* ---- errors ---- */
+FOO_SIM_API const char* fooGetErrorName(fooError_t error);
+FOO_SIM_API const char* fooGetErrorString(fooError_t error);
+/* Returns the calling thread's last error and resets it to fooSuccess. */
+FOO_SIM_API fooError_t fooGetLastError(void);
+FOO_SIM_API fooError_t fooPeekAtLastError(void);
+/* A message about the calling thread's last error, naming the offending
+ * value ("" if none). Valid until the thread's next foo call. */
+FOO_SIM_API const char* fooGetErrorDetail(void);
+
+/* ---- initialization ---- */
+/* Starts the runtime's executor threads. Optional: every call that queues
+ * work does it on first use. Device counts, properties, the current device
+ * and memory allocation never start threads. */
+FOO_SIM_API fooError_t fooInit(void);
+
+/* ---- devices ---- */
+FOO_SIM_API fooError_t fooGetDeviceCount(int* count);
+FOO_SIM_API fooError_t fooSetDevice(int device);
+FOO_SIM_API fooError_t fooGetDevice(int* device);
+FOO_SIM_API fooError_t fooGetDeviceProperties(fooDeviceProp* prop, int device);
+FOO_SIM_API fooError_t fooDeviceGetStreamPriorityRange(int* leastPriority,
+                                                       int* greatestPriority);
+/* The default stream of `device` as an explicit handle (NULL in a call means
+ * the default stream of the calling thread's current device). */
+FOO_SIM_API fooError_t fooDeviceGetDefaultStream(int device, fooStream_t* stream);
+/* Waits for all work on every stream of the current device. */
+FOO_SIM_API fooError_t fooDeviceSynchronize(void);
+/* True once executor threads run: a process forked after this cannot use
+ * the runtime (every call returns fooErrorInitializationError). */
+FOO_SIM_API int fooRuntimeIsStarted(void);
+
+/* ---- memory ---- */
+FOO_SIM_API fooError_t fooMalloc(void** devPtr, size_t size);
+/* Waits for the device's queued work before freeing, as cudaFree does. */
+FOO_SIM_API fooError_t fooFree(void* devPtr);
+FOO_SIM_API fooError_t fooMallocHost(void** ptr, size_t size);
+FOO_SIM_API fooError_t fooFreeHost(void* ptr);
+FOO_SIM_API fooError_t fooPointerGetAttributes(fooPointerAttributes* attributes,
+                                               const void* ptr);
+FOO_SIM_API fooError_t fooMemGetInfo(size_t* free, size_t* total);
+FOO_SIM_API fooError_t fooMemset(void* devPtr, int value, size_t count);
+FOO_SIM_API fooError_t fooMemsetAsync(void* devPtr, int value, size_t count,
+                                      fooStream_t stream);
+
+/* ---- streams ---- */
+FOO_SIM_API fooError_t fooStreamCreate(fooStream_t* stream);
+FOO_SIM_API fooError_t fooStreamCreateWithFlags(fooStream_t* stream,
+                                                unsigned int flags);
+/* A priority outside the device's range is clamped to it, as in CUDA. */
+FOO_SIM_API fooError_t fooStreamCreateWithPriority(fooStream_t* stream,
+                                                   unsigned int flags,
+                                                   int priority);
+/* Returns at once; queued work still runs, then the stream is released. */
+FOO_SIM_API fooError_t fooStreamDestroy(fooStream_t stream);
+/* fooSuccess when all queued work is done, fooErrorNotReady otherwise. */
+FOO_SIM_API fooError_t fooStreamQuery(fooStream_t stream);
+FOO_SIM_API fooError_t fooStreamSynchronize(fooStream_t stream);
+/* Work queued on `stream` after this call waits for the event's most recent
+ * record (made before this call); the host does not wait. The event may
+ * belong to another device. flags must be 0. */
+FOO_SIM_API fooError_t fooStreamWaitEvent(fooStream_t stream, fooEvent_t event,
+                                          unsigned int flags);
+FOO_SIM_API fooError_t fooStreamGetPriority(fooStream_t stream, int* priority);
+FOO_SIM_API fooError_t fooStreamGetFlags(fooStream_t stream, unsigned int* flags);
+FOO_SIM_API fooError_t fooStreamGetDevice(fooStream_t stream, int* device);
+
+/* ---- launches ---- */
+/* Enqueues fn(userData) on the stream. fn runs exactly once, on an executor
+ * thread, after all work queued before it on the stream. fn must not call
+ * the blocking functions of this API (they return fooErrorNotPermitted).
+ * Ownership: fn will run if and only if the call returns fooSuccess or
+ * fooErrorLaunchFailure (the latter only with FOO_SIM_LAUNCH_BLOCKING=1,
+ * where fn has already run and failed). */
+FOO_SIM_API fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn,
+                                         void* userData);
+/* Called from inside a running kernel: marks it failed with a message. The
+ * failure surfaces as fooErrorLaunchFailure at the next query or
+ * synchronization of its stream, and fooGetErrorDetail gives the message. */
+FOO_SIM_API fooError_t fooKernelReportError(const char* message);
+
+/* ---- events ---- */
+FOO_SIM_API fooError_t fooEventCreate(fooEvent_t* event);
+/* The event belongs to the current device. */
+FOO_SIM_API fooError_t fooEventCreateWithFlags(fooEvent_t* event,
+                                               unsigned int flags);
+/* Captures the work queued on the stream so far; re-recording replaces the
+ * captured work for later queries, synchronizations and waits. The stream
+ * must be on the event's device. */
+FOO_SIM_API fooError_t fooEventRecord(fooEvent_t event, fooStream_t stream);
+/* fooSuccess when the captured work is done (or never recorded). */
+FOO_SIM_API fooError_t fooEventQuery(fooEvent_t event);
+FOO_SIM_API fooError_t fooEventSynchronize(fooEvent_t event);
+/* Milliseconds between two completed records of timing events. */
+FOO_SIM_API fooError_t fooEventElapsedTime(float* ms, fooEvent_t start,
+                                           fooEvent_t end);
+FOO_SIM_API fooError_t fooEventDestroy(fooEvent_t event);
+FOO_SIM_API fooError_t fooEventGetDevice(fooEvent_t event, int* device);
+
+/* ---- copies ---- */
+/* Synchronous: returns when the data has arrived. Ordered after the work
+ * already queued on the default stream of the device involved. */
+FOO_SIM_API fooError_t fooMemcpy(void* dst, const void* src, size_t count,
+                                 fooMemcpyKind kind);
+/* Stream-ordered. With pinned host memory (or none) the host does not wait;
+ * with pageable host memory the call returns once the copy is done. */
+FOO_SIM_API fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count,
+                                      fooMemcpyKind kind, fooStream_t stream);
+FOO_SIM_API fooError_t fooMemcpyPeer(void* dst, int dstDevice, const void* src,
+                                     int srcDevice, size_t count);
+FOO_SIM_API fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice,
+                                          const void* src, int srcDevice,
+                                          size_t count, fooStream_t stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FOO_SIM_FOO_RUNTIME_H */

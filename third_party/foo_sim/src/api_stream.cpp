@@ -1,0 +1,86 @@
+// C API: streams and launches.
+#include "error.h"
+#include "runtime.h"
+
+using foo_sim::fail;
+using foo_sim::Runtime;
+
+extern "C" {
+
+fooError_t fooStreamCreate(fooStream_t* stream) { return fooStreamCreateWithPriority(stream, fooStreamDefault, 0); }
+
+fooError_t fooStreamCreateWithFlags(fooStream_t* stream, unsigned int flags) {
+  return fooStreamCreateWithPriority(stream, flags, 0);
+}
+
+fooError_t fooStreamCreateWithPriority(fooStream_t* stream, unsigned int flags, int priority) {
+  if (stream == nullptr) return fail(fooErrorInvalidValue, "fooStreamCreate: stream is NULL");
+  if (flags & ~fooStreamNonBlocking) {
+    return fail(fooErrorInvalidValue, foo_sim::format("fooStreamCreate: unknown flags 0x%x", flags));
+  }
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  return rt->scheduler().create_stream(rt->current_device(), flags, priority, stream);
+}
+
+fooError_t fooStreamDestroy(fooStream_t stream) {
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  if (stream == nullptr) return fail(fooErrorInvalidResourceHandle, "fooStreamDestroy: the default stream cannot be destroyed");
+  return rt->scheduler().destroy_stream(stream);
+}
+
+fooError_t fooStreamQuery(fooStream_t stream) {
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  return rt->scheduler().query_stream(rt->resolve(stream));
+}
+
+fooError_t fooStreamSynchronize(fooStream_t stream) {
+  if (fooError_t e = Runtime::check_may_block("fooStreamSynchronize")) return e;
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  return rt->scheduler().synchronize_stream(rt->resolve(stream));
+}
+
+fooError_t fooStreamWaitEvent(fooStream_t stream, fooEvent_t event, unsigned int flags) {
+  if (flags != 0) return fail(fooErrorInvalidValue, foo_sim::format("fooStreamWaitEvent: flags must be 0, got 0x%x", flags));
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  return rt->scheduler().wait_event(rt->resolve(stream), event);
+}
+
+fooError_t fooStreamGetPriority(fooStream_t stream, int* priority) {
+  if (priority == nullptr) return fail(fooErrorInvalidValue, "fooStreamGetPriority: priority is NULL");
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  return rt->scheduler().stream_info(rt->resolve(stream), nullptr, priority, nullptr);
+}
+
+fooError_t fooStreamGetFlags(fooStream_t stream, unsigned int* flags) {
+  if (flags == nullptr) return fail(fooErrorInvalidValue, "fooStreamGetFlags: flags is NULL");
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  return rt->scheduler().stream_info(rt->resolve(stream), nullptr, nullptr, flags);
+}
+
+fooError_t fooStreamGetDevice(fooStream_t stream, int* device) {
+  if (device == nullptr) return fail(fooErrorInvalidValue, "fooStreamGetDevice: device is NULL");
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  return rt->scheduler().stream_info(rt->resolve(stream), device, nullptr, nullptr);
+}
+
+fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn, void* userData) {
+  if (fn == nullptr) return fail(fooErrorInvalidValue, "fooLaunchHostFunc: fn is NULL");
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  if (rt->config().launch_blocking) {
+    if (fooError_t e = Runtime::check_may_block("fooLaunchHostFunc with FOO_SIM_LAUNCH_BLOCKING=1")) return e;
+  }
+  return rt->scheduler().launch(rt->resolve(stream), fn, userData);
+}
+
+fooError_t fooKernelReportError(const char* message) { return foo_sim::Scheduler::report_kernel_error(message); }
+
+}  // extern "C"

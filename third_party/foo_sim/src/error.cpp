@@ -1,0 +1,77 @@
+#include "error.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace foo_sim {
+namespace {
+
+thread_local fooError_t t_last_error = fooSuccess;
+thread_local std::string t_last_detail;
+
+}  // namespace
+
+fooError_t fail(fooError_t code, std::string detail) {
+  t_last_error = code;
+  t_last_detail = std::move(detail);
+  return code;
+}
+
+std::string format(const char* fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof(buffer), fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+}  // namespace foo_sim
+
+extern "C" {
+
+const char* fooGetErrorName(fooError_t error) {
+  switch (error) {
+    case fooSuccess: return "fooSuccess";
+    case fooErrorInvalidValue: return "fooErrorInvalidValue";
+    case fooErrorMemoryAllocation: return "fooErrorMemoryAllocation";
+    case fooErrorInitializationError: return "fooErrorInitializationError";
+    case fooErrorInvalidMemcpyDirection: return "fooErrorInvalidMemcpyDirection";
+    case fooErrorNoDevice: return "fooErrorNoDevice";
+    case fooErrorInvalidDevice: return "fooErrorInvalidDevice";
+    case fooErrorInvalidResourceHandle: return "fooErrorInvalidResourceHandle";
+    case fooErrorNotReady: return "fooErrorNotReady";
+    case fooErrorLaunchFailure: return "fooErrorLaunchFailure";
+    case fooErrorNotPermitted: return "fooErrorNotPermitted";
+  }
+  return "fooErrorUnknown";
+}
+
+const char* fooGetErrorString(fooError_t error) {
+  switch (error) {
+    case fooSuccess: return "no error";
+    case fooErrorInvalidValue: return "invalid argument";
+    case fooErrorMemoryAllocation: return "out of memory";
+    case fooErrorInitializationError: return "initialization error";
+    case fooErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    case fooErrorNoDevice: return "no foo device is detected";
+    case fooErrorInvalidDevice: return "invalid device ordinal";
+    case fooErrorInvalidResourceHandle: return "invalid resource handle";
+    case fooErrorNotReady: return "device not ready";
+    case fooErrorLaunchFailure: return "a launched kernel failed";
+    case fooErrorNotPermitted: return "operation not permitted";
+  }
+  return "unrecognized error code";
+}
+
+fooError_t fooGetLastError(void) {
+  fooError_t e = foo_sim::t_last_error;
+  foo_sim::t_last_error = fooSuccess;
+  return e;
+}
+
+fooError_t fooPeekAtLastError(void) { return foo_sim::t_last_error; }
+
+const char* fooGetErrorDetail(void) { return foo_sim::t_last_detail.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,468 @@
+#include "scheduler.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "error.h"
+#include "priority.h"
+
+namespace foo_sim {
+namespace {
+
+// How long an idle executor (or a synchronizing host) polls before it
+// blocks: long enough to bridge the gap between two back-to-back launches,
+// short enough not to steal a core from kernels for long.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+thread_local bool t_on_executor = false;
+thread_local bool t_kernel_failed = false;
+thread_local std::string t_kernel_message;
+
+struct ClosureBox {
+  std::function<void()> work;
+  static void run(void* p) {
+    std::unique_ptr<ClosureBox> box(static_cast<ClosureBox*>(p));
+    box->work();
+  }
+};
+
+}  // namespace
+
+Scheduler::Scheduler(const Config& config) : config_(config) {
+  for (int i = 0; i < config.device_count; ++i) {
+    devices_.push_back(std::make_unique<Device>());
+    devices_.back()->index = i;
+  }
+}
+
+void Scheduler::start() {
+  Lock lock(mutex_);
+  for (auto& d : devices_) {
+    auto* s = new Stream();
+    s->device = d.get();
+    s->is_default = true;
+    d->default_stream = s;
+    d->streams.push_back(s);
+    live_streams_.insert(s);
+  }
+  for (auto& d : devices_) {
+    for (int i = 0; i < config_.executors_per_device; ++i) {
+      Device* dev = d.get();
+      // Executors live as long as the process, like a device's hardware
+      // queues; they are never joined, so exit never waits on a kernel.
+      std::thread(&Scheduler::executor_main, this, dev).detach();
+    }
+  }
+}
+
+// ---------------------------------------------------------------- validation
+
+fooError_t Scheduler::check_stream(Stream* s, const char* what) const {
+  if (live_streams_.count(s) == 0) {
+    return fail(fooErrorInvalidResourceHandle,
+                format("%s: stream %p is not a live foo stream (destroyed, or never created)", what,
+                       static_cast<void*>(s)));
+  }
+  return fooSuccess;
+}
+
+fooError_t Scheduler::check_event(Event* e, const char* what) const {
+  if (e == nullptr || live_events_.count(e) == 0) {
+    return fail(fooErrorInvalidResourceHandle,
+                format("%s: event %p is not a live foo event (destroyed, or never created)", what,
+                       static_cast<void*>(e)));
+  }
+  return fooSuccess;
+}
+
+// ------------------------------------------------------------------- streams
+
+fooError_t Scheduler::create_stream(int device, unsigned flags, int priority, Stream** out) {
+  auto* s = new Stream();
+  s->device = devices_[device].get();
+  s->flags = flags;
+  s->priority = std::clamp(priority, kGreatestStreamPriority, kLeastStreamPriority);
+  Lock lock(mutex_);
+  s->device->streams.push_back(s);
+  live_streams_.insert(s);
+  *out = s;
+  return fooSuccess;
+}
+
+fooError_t Scheduler::destroy_stream(Stream* s) {
+  Lock lock(mutex_);
+  if (fooError_t e = check_stream(s, "fooStreamDestroy")) return e;
+  if (s->is_default) {
+    return fail(fooErrorInvalidResourceHandle, "fooStreamDestroy: the default stream cannot be destroyed");
+  }
+  live_streams_.erase(s);
+  s->destroyed = true;
+  if (idle(s)) on_idle(s);
+  return fooSuccess;
+}
+
+fooError_t Scheduler::stream_info(Stream* s, int* device, int* priority, unsigned* flags) {
+  Lock lock(mutex_);
+  if (fooError_t e = check_stream(s, "stream query")) return e;
+  if (device) *device = s->device->index;
+  if (priority) *priority = s->priority;
+  if (flags) *flags = s->flags;
+  return fooSuccess;
+}
+
+fooError_t Scheduler::take_pending_error(Stream* s) {
+  fooError_t e = s->pending_error;
+  if (e == fooSuccess) return fooSuccess;
+  s->pending_error = fooSuccess;
+  return fail(e, std::move(s->pending_detail));
+}
+
+fooError_t Scheduler::query_stream(Stream* s) {
+  Lock lock(mutex_);
+  if (fooError_t e = check_stream(s, "fooStreamQuery")) return e;
+  if (fooError_t e = take_pending_error(s)) return e;
+  return idle(s) ? fooSuccess : fooErrorNotReady;
+}
+
+fooError_t Scheduler::synchronize_stream(Stream* s) {
+  Lock lock(mutex_);
+  if (fooError_t e = check_stream(s, "fooStreamSynchronize")) return e;
+  host_wait(lock, false, [s] { return idle(s); });
+  return take_pending_error(s);
+}
+
+fooError_t Scheduler::synchronize_device(int device) {
+  Lock lock(mutex_);
+  Device* d = devices_[device].get();
+  host_wait(lock, false, [d] { return device_idle(d); });
+  for (Stream* s : d->streams) {
+    if (fooError_t e = take_pending_error(s)) return e;
+  }
+  return fooSuccess;
+}
+
+void Scheduler::wait_device_idle(int device) {
+  Lock lock(mutex_);
+  Device* d = devices_[device].get();
+  host_wait(lock, false, [d] { return device_idle(d); });
+}
+
+bool Scheduler::device_idle(const Device* d) {
+  return std::all_of(d->streams.begin(), d->streams.end(), [](Stream* s) { return idle(s); });
+}
+
+// ------------------------------------------------------------------ launches
+
+fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
+  Command c;
+  c.kind = Command::Kind::Kernel;
+  c.fn = fn;
+  c.data = data;
+  Lock lock(mutex_);
+  if (fooError_t e = check_stream(s, "fooLaunchHostFunc")) return e;
+  if (config_.launch_blocking) return enqueue_and_wait(lock, s, std::move(c));
+  push(s, std::move(c));
+  return fooSuccess;
+}
+
+fooError_t Scheduler::launch(Stream* s, std::function<void()> work) {
+  auto* box = new ClosureBox{std::move(work)};
+  fooError_t e = launch(s, &ClosureBox::run, box);
+  if (e != fooSuccess && e != fooErrorLaunchFailure) delete box;
+  return e;
+}
+
+fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work) {
+  auto box = std::make_unique<ClosureBox>(ClosureBox{std::move(work)});
+  Command c;
+  c.kind = Command::Kind::Kernel;
+  c.fn = &ClosureBox::run;
+  c.data = box.get();
+  Lock lock(mutex_);
+  if (fooError_t e = check_stream(s, "copy")) return e;
+  box.release();  // owned by the queued command from here on
+  return enqueue_and_wait(lock, s, std::move(c));
+}
+
+// Queues `c` and a private marker after it, and waits for the marker; then
+// reports the stream's pending error, so a failure surfaces at this call.
+fooError_t Scheduler::enqueue_and_wait(Lock& lock, Stream* s, Command c) {
+  auto m = std::make_shared<Marker>();
+  push(s, std::move(c));
+  Command record;
+  record.kind = Command::Kind::Record;
+  record.marker = m;
+  push(s, std::move(record));
+  host_wait(lock, false, [&m] { return m->done; });
+  return take_pending_error(s);
+}
+
+fooError_t Scheduler::report_kernel_error(const char* message) {
+  if (!t_on_executor) {
+    return fail(fooErrorNotPermitted, "fooKernelReportError may only be called from inside a running kernel");
+  }
+  if (!t_kernel_failed) {
+    t_kernel_failed = true;
+    t_kernel_message = message ? message : "kernel failed";
+  }
+  return fooSuccess;
+}
+
+bool Scheduler::on_executor_thread() { return t_on_executor; }
+
+// -------------------------------------------------------------------- events
+
+fooError_t Scheduler::create_event(int device, unsigned flags, Event** out) {
+  auto* e = new Event();
+  e->device = device;
+  e->flags = flags;
+  Lock lock(mutex_);
+  live_events_.insert(e);
+  *out = e;
+  return fooSuccess;
+}
+
+fooError_t Scheduler::destroy_event(Event* e) {
+  Lock lock(mutex_);
+  if (fooError_t err = check_event(e, "fooEventDestroy")) return err;
+  live_events_.erase(e);
+  // Queued records and waits hold the markers themselves, so the event can
+  // go at once even with work pending, as in CUDA.
+  delete e;
+  return fooSuccess;
+}
+
+fooError_t Scheduler::event_device(Event* e, int* device) {
+  Lock lock(mutex_);
+  if (fooError_t err = check_event(e, "fooEventGetDevice")) return err;
+  *device = e->device;
+  return fooSuccess;
+}
+
+fooError_t Scheduler::record_event(Event* e, Stream* s) {
+  Lock lock(mutex_);
+  if (fooError_t err = check_event(e, "fooEventRecord")) return err;
+  if (fooError_t err = check_stream(s, "fooEventRecord")) return err;
+  if (s->device->index != e->device) {
+    return fail(fooErrorInvalidResourceHandle,
+                format("fooEventRecord: the event belongs to foo device %d but the stream to foo device %d",
+                       e->device, s->device->index));
+  }
+  Command c;
+  c.kind = Command::Kind::Record;
+  c.marker = std::make_shared<Marker>();
+  e->latest = c.marker;
+  push(s, std::move(c));
+  return fooSuccess;
+}
+
+fooError_t Scheduler::wait_event(Stream* s, Event* e) {
+  Lock lock(mutex_);
+  if (fooError_t err = check_event(e, "fooStreamWaitEvent")) return err;
+  if (fooError_t err = check_stream(s, "fooStreamWaitEvent")) return err;
+  if (!e->latest || e->latest->done) return fooSuccess;  // nothing to wait for
+  Command c;
+  c.kind = Command::Kind::Wait;
+  c.marker = e->latest;
+  push(s, std::move(c));
+  return fooSuccess;
+}
+
+fooError_t Scheduler::query_event(Event* e) {
+  Lock lock(mutex_);
+  if (fooError_t err = check_event(e, "fooEventQuery")) return err;
+  return (!e->latest || e->latest->done) ? fooSuccess : fooErrorNotReady;
+}
+
+fooError_t Scheduler::synchronize_event(Event* e) {
+  Lock lock(mutex_);
+  if (fooError_t err = check_event(e, "fooEventSynchronize")) return err;
+  MarkerPtr m = e->latest;
+  if (!m) return fooSuccess;
+  host_wait(lock, (e->flags & fooEventBlockingSync) != 0, [&m] { return m->done; });
+  return fooSuccess;
+}
+
+fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
+  Lock lock(mutex_);
+  if (fooError_t err = check_event(start, "fooEventElapsedTime")) return err;
+  if (fooError_t err = check_event(end, "fooEventElapsedTime")) return err;
+  for (Event* e : {start, end}) {
+    const char* which = e == start ? "start" : "end";
+    if (e->flags & fooEventDisableTiming) {
+      return fail(fooErrorInvalidResourceHandle,
+                  format("fooEventElapsedTime: the %s event was created with fooEventDisableTiming", which));
+    }
+    if (!e->latest) {
+      return fail(fooErrorInvalidResourceHandle,
+                  format("fooEventElapsedTime: the %s event has not been recorded", which));
+    }
+    if (!e->latest->done) {
+      return fail(fooErrorNotReady,
+                  format("fooEventElapsedTime: the %s event has not completed yet", which));
+    }
+  }
+  std::chrono::duration<float, std::milli> d = end->latest->time - start->latest->time;
+  *ms = d.count();
+  return fooSuccess;
+}
+
+// ---------------------------------------------------------------- the queues
+// Everything below runs with mutex_ held.
+
+void Scheduler::push(Stream* s, Command c) {
+  c.seq = next_seq_++;
+  bool was_idle = idle(s);
+  s->queue.push_back(std::move(c));
+  // A busy or blocked stream is moved on by whoever finishes its head.
+  if (was_idle) advance(s);
+}
+
+// Consumes the records and satisfied waits at the head of an idle stream,
+// then either offers its head kernel to the executors, parks it on the
+// marker it waits for, or reports it idle.
+void Scheduler::advance(Stream* s) {
+  while (!s->running && !s->queue.empty()) {
+    Command& head = s->queue.front();
+    if (head.kind == Command::Kind::Kernel) {
+      list_runnable(s);
+      return;
+    }
+    if (head.kind == Command::Kind::Wait && !head.marker->done) {
+      head.marker->waiters.push_back(s);
+      return;
+    }
+    MarkerPtr m = std::move(head.marker);
+    bool is_record = head.kind == Command::Kind::Record;
+    s->queue.pop_front();
+    if (is_record) complete(m);
+  }
+  if (idle(s)) on_idle(s);
+}
+
+void Scheduler::complete(const MarkerPtr& m) {
+  m->time = Clock::now();
+  m->done = true;
+  progress_.fetch_add(1, std::memory_order_release);
+  if (host_waiters_ > 0) host_cv_.notify_all();
+  std::vector<Stream*> waiters;
+  waiters.swap(m->waiters);
+  for (Stream* w : waiters) advance(w);
+}
+
+void Scheduler::list_runnable(Stream* s) {
+  if (s->listed) return;
+  Device* d = s->device;
+  s->listed = true;
+  d->runnable.push_back(s);
+  d->runnable_count.store(static_cast<int>(d->runnable.size()), std::memory_order_release);
+  // Wake a sleeper only if the spinning executors cannot take all the work.
+  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > d->spinning.load()) d->work_cv.notify_one();
+}
+
+// The highest-priority runnable stream; FIFO by submission among equals.
+Stream* Scheduler::pick(Device* d) {
+  if (d->runnable.empty()) return nullptr;
+  auto best = d->runnable.begin();
+  for (auto it = best + 1; it != d->runnable.end(); ++it) {
+    Stream* a = *it;
+    Stream* b = *best;
+    if (a->priority < b->priority ||
+        (a->priority == b->priority && a->queue.front().seq < b->queue.front().seq)) {
+      best = it;
+    }
+  }
+  Stream* s = *best;
+  *best = d->runnable.back();
+  d->runnable.pop_back();
+  d->runnable_count.store(static_cast<int>(d->runnable.size()), std::memory_order_release);
+  s->listed = false;
+  return s;
+}
+
+void Scheduler::on_idle(Stream* s) {
+  progress_.fetch_add(1, std::memory_order_release);
+  if (host_waiters_ > 0) host_cv_.notify_all();
+  if (s->destroyed) {
+    auto& v = s->device->streams;
+    v.erase(std::find(v.begin(), v.end(), s));
+    delete s;
+  }
+}
+
+void Scheduler::executor_main(Device* d) {
+  t_on_executor = true;
+  Lock lock(mutex_);
+  for (;;) {
+    Stream* s = pick(d);
+    if (s == nullptr) {
+      wait_for_work(d, lock);
+      continue;
+    }
+    s->running = true;
+    Command c = std::move(s->queue.front());
+    s->queue.pop_front();
+    lock.unlock();
+    run_kernel(c);
+    lock.lock();
+    if (t_kernel_failed) {
+      if (s->pending_error == fooSuccess) {
+        s->pending_error = fooErrorLaunchFailure;
+        s->pending_detail = std::move(t_kernel_message);
+      }
+      t_kernel_failed = false;
+      t_kernel_message.clear();
+    }
+    s->running = false;
+    advance(s);
+  }
+}
+
+void Scheduler::wait_for_work(Device* d, Lock& lock) {
+  lock.unlock();
+  d->spinning.fetch_add(1);
+  auto until = Clock::now() + kSpin;
+  while (d->runnable_count.load(std::memory_order_acquire) == 0 && Clock::now() < until) {
+    std::this_thread::yield();
+  }
+  lock.lock();
+  d->spinning.fetch_sub(1);
+  if (!d->runnable.empty()) return;
+  ++d->sleeping;
+  d->work_cv.wait(lock);
+  --d->sleeping;
+}
+
+void Scheduler::run_kernel(const Command& c) {
+  if (config_.launch_delay_us > 0) {
+    std::this_thread::sleep_for(std::chrono::microseconds(config_.launch_delay_us));
+  }
+  try {
+    c.fn(c.data);
+  } catch (const std::exception& e) {
+    report_kernel_error(e.what());
+  } catch (...) {
+    report_kernel_error("kernel threw an unknown exception");
+  }
+}
+
+void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred) {
+  if (pred()) return;
+  if (!blocking) {
+    auto until = Clock::now() + kSpin;
+    while (Clock::now() < until) {
+      uint64_t seen = progress_.load(std::memory_order_acquire);
+      lock.unlock();
+      while (progress_.load(std::memory_order_acquire) == seen && Clock::now() < until) {
+        std::this_thread::yield();
+      }
+      lock.lock();
+      if (pred()) return;
+    }
+  }
+  ++host_waiters_;
+  host_cv_.wait(lock, pred);
+  --host_waiters_;
+}
+
+}  // namespace foo_sim

@@ -1,0 +1,159 @@
+// Streams, events and the executor threads that run queued work.
+//
+// One mutex guards all queues, so that an event recorded on one device and
+// waited on by a stream of another device needs no lock ordering. Executors
+// hold it only to pick work, never while a kernel runs.
+//
+// Every piece of work goes through Scheduler::push as a self-contained
+// Command value; stream capture can later divert push() into a graph and
+// replay the recorded commands without changing how queues work.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "config.h"
+#include "foo_sim/foo_runtime.h"
+
+namespace foo_sim {
+
+using Clock = std::chrono::steady_clock;
+struct Device;
+
+// One record of an event. It completes when its stream reaches it; streams
+// that wait on it are parked in `waiters` until then.
+struct Marker {
+  bool done = false;
+  Clock::time_point time;
+  std::vector<fooStream_st*> waiters;
+};
+using MarkerPtr = std::shared_ptr<Marker>;
+
+struct Command {
+  enum class Kind { Kernel, Record, Wait };
+  Kind kind = Kind::Kernel;
+  fooHostFn_t fn = nullptr;  // Kernel
+  void* data = nullptr;      // Kernel
+  MarkerPtr marker;          // Record, Wait
+  uint64_t seq = 0;          // submission order: FIFO among equal priorities
+};
+
+}  // namespace foo_sim
+
+struct fooStream_st {
+  foo_sim::Device* device = nullptr;
+  int priority = 0;
+  unsigned flags = 0;
+  bool is_default = false;
+  std::deque<foo_sim::Command> queue;
+  bool running = false;   // an executor is running the kernel popped last
+  bool listed = false;    // in device->runnable
+  bool destroyed = false; // released by its owner; freed once idle
+  fooError_t pending_error = fooSuccess;
+  std::string pending_detail;
+};
+
+struct fooEvent_st {
+  int device = 0;
+  unsigned flags = 0;
+  foo_sim::MarkerPtr latest;  // most recent record; null if never recorded
+};
+
+namespace foo_sim {
+
+using Stream = fooStream_st;
+using Event = fooEvent_st;
+
+struct Device {
+  int index = 0;
+  Stream* default_stream = nullptr;
+  std::vector<Stream*> streams;   // live and draining streams
+  std::vector<Stream*> runnable;  // head is a kernel and nobody runs it
+  std::condition_variable work_cv;
+  int sleeping = 0;               // executors blocked on work_cv
+  std::atomic<int> spinning{0};   // executors polling `runnable_count`
+  std::atomic<int> runnable_count{0};
+  std::vector<std::thread> executors;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(const Config& config);
+  // Creates the default streams and starts the executor threads.
+  void start();
+
+  Stream* default_stream(int device) const { return devices_[device]->default_stream; }
+
+  fooError_t create_stream(int device, unsigned flags, int priority, Stream** out);
+  fooError_t destroy_stream(Stream* s);
+  fooError_t stream_info(Stream* s, int* device, int* priority, unsigned* flags);
+  fooError_t query_stream(Stream* s);
+  fooError_t synchronize_stream(Stream* s);
+  fooError_t synchronize_device(int device);
+  // Waits for every stream of the device without consuming their errors.
+  void wait_device_idle(int device);
+
+  fooError_t launch(Stream* s, fooHostFn_t fn, void* data);
+  // Runs `work` on the stream; for runtime-internal work (copies, memset).
+  fooError_t launch(Stream* s, std::function<void()> work);
+  // Like launch, then waits for the work (used where the host must not
+  // return early: pageable copies, synchronous copies).
+  fooError_t launch_and_wait(Stream* s, std::function<void()> work);
+
+  fooError_t create_event(int device, unsigned flags, Event** out);
+  fooError_t destroy_event(Event* e);
+  fooError_t event_device(Event* e, int* device);
+  fooError_t record_event(Event* e, Stream* s);
+  fooError_t wait_event(Stream* s, Event* e);
+  fooError_t query_event(Event* e);
+  fooError_t synchronize_event(Event* e);
+  fooError_t elapsed_time(float* ms, Event* start, Event* end);
+
+  // Called from inside a running kernel.
+  static fooError_t report_kernel_error(const char* message);
+  // True on executor threads, where blocking calls would deadlock.
+  static bool on_executor_thread();
+
+ private:
+  using Lock = std::unique_lock<std::mutex>;
+
+  fooError_t check_stream(Stream* s, const char* what) const;
+  fooError_t check_event(Event* e, const char* what) const;
+  void push(Stream* s, Command c);
+  void advance(Stream* s);
+  void complete(const MarkerPtr& m);
+  void list_runnable(Stream* s);
+  Stream* pick(Device* d);
+  void executor_main(Device* d);
+  void wait_for_work(Device* d, Lock& lock);
+  void run_kernel(const Command& c);
+  void on_idle(Stream* s);
+  static bool idle(const Stream* s) { return !s->running && s->queue.empty(); }
+  static bool device_idle(const Device* d);
+  // Blocks the host until pred() holds; spins briefly first unless `blocking`.
+  void host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred);
+  fooError_t take_pending_error(Stream* s);
+  fooError_t enqueue_and_wait(Lock& lock, Stream* s, Command c);
+
+  const Config config_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::unordered_set<Stream*> live_streams_;
+  std::unordered_set<Event*> live_events_;
+  uint64_t next_seq_ = 0;
+  std::condition_variable host_cv_;
+  int host_waiters_ = 0;
+  std::atomic<uint64_t> progress_{0};  // bumped on every completion, for spinning hosts
+};
+
+}  // namespace foo_sim

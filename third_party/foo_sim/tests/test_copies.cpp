@@ -1,0 +1,128 @@
+// Copies: every direction, synchronous and stream-ordered, and bad input.
+#include <numeric>
+#include <vector>
+
+#include "harness.h"
+
+namespace {
+
+std::vector<int> iota_vector(size_t n, int start) {
+  std::vector<int> v(n);
+  std::iota(v.begin(), v.end(), start);
+  return v;
+}
+
+}  // namespace
+
+TEST(round_trip_host_device_host) {
+  constexpr size_t n = 1 << 16;
+  auto src = iota_vector(n, 7);
+  std::vector<int> back(n, 0);
+  void* dev = nullptr;
+  CHECK_OK(fooMalloc(&dev, n * sizeof(int)));
+  CHECK_OK(fooMemcpy(dev, src.data(), n * sizeof(int), fooMemcpyHostToDevice));
+  void* dev2 = nullptr;
+  CHECK_OK(fooMalloc(&dev2, n * sizeof(int)));
+  CHECK_OK(fooMemcpy(dev2, dev, n * sizeof(int), fooMemcpyDeviceToDevice));
+  CHECK_OK(fooMemcpy(back.data(), dev2, n * sizeof(int), fooMemcpyDeviceToHost));
+  CHECK(back == src);
+  std::vector<int> inferred(n, 0);
+  CHECK_OK(fooMemcpy(inferred.data(), dev, n * sizeof(int), fooMemcpyDefault));
+  CHECK(inferred == src);
+  CHECK_OK(fooFree(dev));
+  CHECK_OK(fooFree(dev2));
+}
+
+TEST(synchronous_copy_is_ordered_after_queued_default_stream_work) {
+  int* dev = nullptr;
+  CHECK_OK(fooMalloc(reinterpret_cast<void**>(&dev), sizeof(int)));
+  CHECK_OK(harness::launch(nullptr, [dev] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    *dev = 99;
+  }));
+  int host = 0;
+  CHECK_OK(fooMemcpy(&host, dev, sizeof(int), fooMemcpyDeviceToHost));
+  CHECK(host == 99);
+  CHECK_OK(fooFree(dev));
+}
+
+TEST(peer_copies_between_devices) {
+  constexpr size_t n = 4096;
+  auto src = iota_vector(n, 3);
+  void* on0 = nullptr;
+  void* on1 = nullptr;
+  CHECK_OK(fooMalloc(&on0, n * sizeof(int)));
+  CHECK_OK(fooSetDevice(1));
+  CHECK_OK(fooMalloc(&on1, n * sizeof(int)));
+  CHECK_OK(fooSetDevice(0));
+  CHECK_OK(fooMemcpy(on0, src.data(), n * sizeof(int), fooMemcpyHostToDevice));
+  CHECK_OK(fooMemcpyPeer(on1, 1, on0, 0, n * sizeof(int)));
+  std::vector<int> back(n, 0);
+  CHECK_OK(fooMemcpy(back.data(), on1, n * sizeof(int), fooMemcpyDeviceToHost));
+  CHECK(back == src);
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooMemsetAsync(on0, 0, n * sizeof(int), s));
+  CHECK_OK(fooMemcpyPeerAsync(on1, 1, on0, 0, n * sizeof(int), s));
+  CHECK_OK(fooStreamSynchronize(s));
+  CHECK_OK(fooMemcpy(back.data(), on1, n * sizeof(int), fooMemcpyDefault));
+  CHECK(back == std::vector<int>(n, 0));
+  // The device arguments must match the pointers.
+  CHECK_ERR(fooMemcpyPeer(on1, 0, on0, 0, n * sizeof(int)), fooErrorInvalidValue);
+  CHECK_ERR(fooMemcpyPeer(on1, 5, on0, 0, n * sizeof(int)), fooErrorInvalidDevice);
+  CHECK_OK(fooStreamDestroy(s));
+  CHECK_OK(fooFree(on0));
+  CHECK_OK(fooFree(on1));
+}
+
+TEST(async_copy_with_pinned_memory_does_not_wait) {
+  constexpr size_t bytes = 1 << 20;
+  char* pinned = nullptr;
+  char* dev = nullptr;
+  CHECK_OK(fooMallocHost(reinterpret_cast<void**>(&pinned), bytes));
+  CHECK_OK(fooMalloc(reinterpret_cast<void**>(&dev), bytes));
+  CHECK_OK(fooMemset(dev, 7, bytes));
+  std::fill(pinned, pinned + bytes, 0);
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(harness::launch_sleep(s, 150));
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_OK(fooMemcpyAsync(pinned, dev, bytes, fooMemcpyDeviceToHost, s));
+  CHECK(harness::ms_since(t0) < 75);
+  CHECK(pinned[0] == 0 && pinned[bytes - 1] == 0);  // not arrived yet
+  CHECK_OK(fooStreamSynchronize(s));
+  CHECK(pinned[0] == 7 && pinned[bytes - 1] == 7);
+  CHECK_OK(fooStreamDestroy(s));
+  CHECK_OK(fooFree(dev));
+  CHECK_OK(fooFreeHost(pinned));
+}
+
+TEST(async_copy_with_pageable_memory_completes_before_returning) {
+  std::vector<char> pageable(4096, 0);
+  char* dev = nullptr;
+  CHECK_OK(fooMalloc(reinterpret_cast<void**>(&dev), 4096));
+  CHECK_OK(fooMemset(dev, 3, 4096));
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(harness::launch_sleep(s, 50));
+  CHECK_OK(fooMemcpyAsync(pageable.data(), dev, 4096, fooMemcpyDeviceToHost, s));
+  CHECK(pageable[0] == 3 && pageable[4095] == 3);
+  CHECK_OK(fooStreamDestroy(s));
+  CHECK_OK(fooFree(dev));
+}
+
+TEST(bad_copies_are_rejected) {
+  std::vector<char> host(256);
+  char* dev = nullptr;
+  CHECK_OK(fooMalloc(reinterpret_cast<void**>(&dev), 128));
+  CHECK_ERR(fooMemcpy(dev, host.data(), 256, fooMemcpyHostToDevice), fooErrorInvalidValue);  // overflow
+  CHECK_DETAIL_HAS("past the end");
+  CHECK_ERR(fooMemcpy(host.data(), host.data() + 128, 64, fooMemcpyHostToDevice), fooErrorInvalidMemcpyDirection);
+  CHECK_ERR(fooMemcpy(dev, host.data(), 64, fooMemcpyDeviceToHost), fooErrorInvalidMemcpyDirection);
+  CHECK_ERR(fooMemcpy(dev, host.data(), 64, static_cast<fooMemcpyKind>(9)), fooErrorInvalidMemcpyDirection);
+  CHECK_ERR(fooMemcpy(nullptr, host.data(), 64, fooMemcpyDefault), fooErrorInvalidValue);
+  CHECK_ERR(fooMemcpyAsync(dev, nullptr, 64, fooMemcpyDefault, nullptr), fooErrorInvalidValue);
+  CHECK_OK(fooMemcpy(nullptr, nullptr, 0, fooMemcpyDefault));  // nothing to copy
+  CHECK_OK(fooMemcpy(host.data(), host.data() + 128, 64, fooMemcpyHostToHost));
+  CHECK_OK(fooFree(dev));
+}

@@ -1,0 +1,130 @@
+// Streams: FIFO order, concurrency, query/synchronize, priorities, destroy.
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "harness.h"
+
+TEST(work_on_one_stream_runs_in_order) {
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  std::vector<int> order;  // only touched by kernels of one stream
+  CHECK_OK(harness::launch_sleep(s, 20));
+  for (int i = 0; i < 2000; ++i) CHECK_OK(harness::launch(s, [&order, i] { order.push_back(i); }));
+  CHECK_OK(fooStreamSynchronize(s));
+  CHECK(order.size() == 2000);
+  for (int i = 0; i < 2000; ++i) CHECK(order[i] == i);
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(two_streams_overlap) {
+  fooStream_t a, b;
+  CHECK_OK(fooStreamCreate(&a));
+  CHECK_OK(fooStreamCreate(&b));
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_OK(harness::launch_sleep(a, 200));
+  CHECK_OK(harness::launch_sleep(b, 200));
+  CHECK(harness::ms_since(t0) < 100);  // launching does not wait
+  CHECK_OK(fooStreamSynchronize(a));
+  CHECK_OK(fooStreamSynchronize(b));
+  double ms = harness::ms_since(t0);
+  CHECK(ms >= 199);
+  CHECK(ms < 340);  // serialized would be 400
+  CHECK_OK(fooStreamDestroy(a));
+  CHECK_OK(fooStreamDestroy(b));
+}
+
+TEST(default_stream_and_host_run_concurrently) {
+  std::atomic<bool> ran{false};
+  CHECK_OK(harness::launch(nullptr, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ran = true;
+  }));
+  CHECK(!ran);
+  CHECK_ERR(fooStreamQuery(nullptr), fooErrorNotReady);
+  CHECK_OK(fooStreamSynchronize(nullptr));
+  CHECK(ran);
+  CHECK_OK(fooStreamQuery(nullptr));
+}
+
+TEST(destroy_returns_at_once_and_queued_work_still_runs) {
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  std::atomic<int> ran{0};
+  CHECK_OK(harness::launch_sleep(s, 50));
+  CHECK_OK(harness::launch(s, [&] { ++ran; }));
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK_OK(fooStreamDestroy(s));
+  CHECK(harness::ms_since(t0) < 40);
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK(ran == 1);
+  // A destroyed stream is a stale handle, not a crash.
+  CHECK_ERR(fooStreamQuery(s), fooErrorInvalidResourceHandle);
+  CHECK_ERR(harness::launch(s, [] {}), fooErrorInvalidResourceHandle);
+  CHECK_ERR(fooStreamDestroy(s), fooErrorInvalidResourceHandle);
+  CHECK_ERR(fooStreamDestroy(nullptr), fooErrorInvalidResourceHandle);
+}
+
+TEST(priorities_are_clamped_to_the_device_range) {
+  int least, greatest;
+  CHECK_OK(fooDeviceGetStreamPriorityRange(&least, &greatest));
+  fooStream_t hi, lo, mid;
+  CHECK_OK(fooStreamCreateWithPriority(&hi, fooStreamNonBlocking, greatest - 10));
+  CHECK_OK(fooStreamCreateWithPriority(&lo, fooStreamDefault, least + 10));
+  CHECK_OK(fooStreamCreateWithPriority(&mid, fooStreamDefault, greatest + 1));
+  int p;
+  CHECK_OK(fooStreamGetPriority(hi, &p));
+  CHECK(p == greatest);
+  CHECK_OK(fooStreamGetPriority(lo, &p));
+  CHECK(p == least);
+  CHECK_OK(fooStreamGetPriority(mid, &p));
+  CHECK(p == greatest + 1);
+  unsigned flags;
+  CHECK_OK(fooStreamGetFlags(hi, &flags));
+  CHECK(flags == fooStreamNonBlocking);
+  CHECK_OK(fooStreamGetPriority(nullptr, &p));
+  CHECK(p == 0);
+  for (fooStream_t s : {hi, lo, mid}) CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(stream_belongs_to_the_current_device) {
+  fooStream_t s;
+  CHECK_OK(fooSetDevice(1));
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooSetDevice(0));
+  int d = -1;
+  CHECK_OK(fooStreamGetDevice(s, &d));
+  CHECK(d == 1);
+  CHECK_OK(fooStreamGetDevice(nullptr, &d));
+  CHECK(d == 0);
+  CHECK_OK(fooStreamDestroy(s));  // from another current device: fine
+}
+
+TEST(default_stream_handles_are_explicit_per_device) {
+  fooStream_t d0, d1;
+  CHECK_OK(fooDeviceGetDefaultStream(0, &d0));
+  CHECK_OK(fooDeviceGetDefaultStream(1, &d1));
+  CHECK(d0 != nullptr && d1 != nullptr && d0 != d1);
+  int dev = -1;
+  CHECK_OK(fooStreamGetDevice(d1, &dev));
+  CHECK(dev == 1);
+  std::atomic<bool> ran{false};
+  CHECK_OK(harness::launch(d1, [&] { ran = true; }));  // current device is 0
+  CHECK_OK(fooSetDevice(1));
+  CHECK_OK(fooStreamSynchronize(nullptr));  // null: device 1's default stream now
+  CHECK(ran);
+  CHECK_OK(fooSetDevice(0));
+  CHECK_ERR(fooStreamDestroy(d1), fooErrorInvalidResourceHandle);
+  CHECK_ERR(fooDeviceGetDefaultStream(2, &d0), fooErrorInvalidDevice);
+}
+
+TEST(bad_arguments) {
+  fooStream_t s;
+  CHECK_ERR(fooStreamCreate(nullptr), fooErrorInvalidValue);
+  CHECK_ERR(fooStreamCreateWithFlags(&s, 0x80), fooErrorInvalidValue);
+  CHECK_DETAIL_HAS("0x80");
+  CHECK_ERR(fooLaunchHostFunc(nullptr, nullptr, nullptr), fooErrorInvalidValue);
+  CHECK_ERR(fooStreamGetPriority(nullptr, nullptr), fooErrorInvalidValue);
+  auto* bogus = reinterpret_cast<fooStream_t>(0x1234);
+  CHECK_ERR(fooStreamSynchronize(bogus), fooErrorInvalidResourceHandle);
+}
