@@ -1,0 +1,10 @@
+#pragma once
+
+#include <torch/csrc/utils/pybind.h>
+
+namespace foo::python {
+
+void bind_devices(pybind11::module& m);
+void bind_streams(pybind11::module& m);
+
+}  // namespace foo::python

@@ -1,0 +1,11 @@
+// torch_foo._C: the Python extension. Loading it loads libtorch_foo, whose
+// static registrations (backend name, hooks, guard) make foo a device.
+#include <torch/csrc/utils/pybind.h>
+
+#include "python/Bindings.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "Bindings of the foo backend's runtime; use torch.foo instead.";
+  foo::python::bind_devices(m);
+  foo::python::bind_streams(m);
+}

@@ -1,0 +1,81 @@
+#include "FooFunctions.h"
+
+#include <c10/util/Exception.h>
+
+#include "FooException.h"
+#include "FooInit.h"
+
+namespace foo {
+namespace {
+
+struct DeviceCountResult {
+  c10::DeviceIndex count = 0;
+  std::string reason;
+};
+
+const DeviceCountResult& device_count_result() noexcept {
+  static const DeviceCountResult result = [] {
+    DeviceCountResult r;
+    int n = 0;
+    fooError_t e = fooGetDeviceCount(&n);
+    if (e == fooSuccess) {
+      r.count = static_cast<c10::DeviceIndex>(n);
+    } else {
+      r.reason = fooGetErrorDetail();
+      if (r.reason.empty()) r.reason = fooGetErrorString(e);
+    }
+    return r;
+  }();
+  return result;
+}
+
+}  // namespace
+
+c10::DeviceIndex device_count() noexcept { return device_count_result().count; }
+
+std::string no_device_reason() { return device_count_result().reason; }
+
+void check_device_index(c10::DeviceIndex device) {
+  auto count = device_count();
+  TORCH_CHECK(count > 0, "Found no foo devices: ", no_device_reason());
+  TORCH_CHECK(device >= 0 && device < count, "Invalid foo device index ", static_cast<int>(device),
+              ": valid indices are 0 to ", static_cast<int>(count) - 1, " (", static_cast<int>(count),
+              " foo devices)");
+}
+
+c10::DeviceIndex current_device() {
+  int device = 0;
+  FOO_CHECK(fooGetDevice(&device));
+  return static_cast<c10::DeviceIndex>(device);
+}
+
+void set_device(c10::DeviceIndex device) {
+  check_device_index(device);
+  FOO_CHECK(fooSetDevice(device));
+}
+
+c10::DeviceIndex exchange_device(c10::DeviceIndex device) {
+  auto previous = current_device();
+  if (device != previous) set_device(device);
+  return previous;
+}
+
+c10::DeviceIndex maybe_exchange_device(c10::DeviceIndex device) { return exchange_device(device); }
+
+void device_synchronize(c10::DeviceIndex device) {
+  check_device_index(device);
+  lazy_init();
+  auto previous = exchange_device(device);
+  fooError_t e = fooDeviceSynchronize();
+  fooSetDevice(previous);
+  FOO_CHECK(e);
+}
+
+fooDeviceProp get_device_properties(c10::DeviceIndex device) {
+  check_device_index(device);
+  fooDeviceProp prop;
+  FOO_CHECK(fooGetDeviceProperties(&prop, device));
+  return prop;
+}
+
+}  // namespace foo

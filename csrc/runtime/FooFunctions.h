@@ -1,0 +1,29 @@
+// Device management for foo, in the shape of c10/xpu/XPUFunctions.h.
+// None of these initializes the runtime except device_synchronize.
+#pragma once
+
+#include <string>
+
+#include <c10/core/Device.h>
+#include <foo_sim/foo_runtime.h>
+
+namespace foo {
+
+// Never throws: 0 when the runtime reports no device or is misconfigured
+// (no_device_reason() says why). Cached, so it stays valid after fork.
+c10::DeviceIndex device_count() noexcept;
+std::string no_device_reason();
+
+c10::DeviceIndex current_device();
+void set_device(c10::DeviceIndex device);
+// Sets `device` as current and returns the previous one.
+c10::DeviceIndex exchange_device(c10::DeviceIndex device);
+// Like exchange_device; used to restore a device on scope exit.
+c10::DeviceIndex maybe_exchange_device(c10::DeviceIndex device);
+// Throws a RuntimeError naming the index and the valid range.
+void check_device_index(c10::DeviceIndex device);
+
+void device_synchronize(c10::DeviceIndex device);
+fooDeviceProp get_device_properties(c10::DeviceIndex device);
+
+}  // namespace foo

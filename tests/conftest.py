@@ -1,0 +1,67 @@
+"""Shared test setup: a fixed foo_sim environment and a subprocess runner."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# Tests exercise the installed package, never the source tree beside them:
+# the checkout's torch_foo/ has no compiled extension.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _ROOT]
+
+# Every test process sees the same simulated machine, whatever the
+# developer's shell has set; tests that need another one use run_python.
+FOO_SIM_DEFAULTS = {
+    "FOO_SIM_DEVICE_COUNT": "2",
+    "FOO_SIM_DEVICE_MEMORY": "8GiB",
+    "FOO_SIM_DEVICE_EXECUTORS": "4",
+    "FOO_SIM_LAUNCH_BLOCKING": "0",
+    "FOO_SIM_LAUNCH_DELAY_US": "0",
+}
+os.environ.update(FOO_SIM_DEFAULTS)
+os.environ.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+
+
+def run_python(code: str, env: dict | None = None, timeout: float = 120, script: str | None = None) -> str:
+    """Runs ``code`` in a fresh interpreter and returns its stdout; fails on a non-zero exit.
+
+    With ``script`` (a file path) the code is written there and run as a file,
+    which multiprocessing's spawn method needs to re-import the main module.
+    """
+    code = textwrap.dedent(code)
+    if script is not None:
+        with open(script, "w") as f:
+            f.write(code)
+    full_env = dict(os.environ, **FOO_SIM_DEFAULTS)
+    full_env.update(env or {})
+    full_env = {k: v for k, v in full_env.items() if v is not None}
+    # -P and a neutral working directory: import the installed torch_foo.
+    result = subprocess.run(
+        [sys.executable, "-P", script] if script else [sys.executable, "-P", "-c", code],
+        capture_output=True, text=True, timeout=timeout, env=full_env, cwd=os.path.dirname(_ROOT),
+    )
+    assert result.returncode == 0, f"child failed ({result.returncode}):\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def run_python_json(code: str, env: dict | None = None, timeout: float = 120):
+    """Like run_python, for a child whose last line of output is JSON."""
+    return json.loads(run_python(code, env, timeout).strip().splitlines()[-1])
+
+
+@pytest.fixture
+def foo():
+    """torch.foo, with the current device and streams reset after the test."""
+    import torch
+
+    yield torch.foo
+    torch.foo.synchronize(0)
+    torch.foo.synchronize(1)
+    torch.foo.set_device(0)
+    for index in range(torch.foo.device_count()):
+        torch.foo.set_stream(torch.foo.default_stream(index))
+    torch.foo.set_device(0)

@@ -1,0 +1,59 @@
+"""torch.accelerator's device, stream and synchronization functions on foo."""
+
+import time
+
+import pytest
+import torch
+
+
+
+def test_identity_and_counts(foo):
+    assert torch.accelerator.current_accelerator() == torch.device("foo")
+    assert torch.accelerator.current_accelerator(check_available=True).type == "foo"
+    assert torch.accelerator.is_available()
+    assert torch.accelerator.device_count() == 2
+
+
+def test_device_index_functions(foo):
+    assert torch.accelerator.current_device_index() == 0
+    torch.accelerator.set_device_index(1)
+    assert torch.accelerator.current_device_index() == 1 == foo.current_device()
+    torch.accelerator.set_device_index(0)
+    with torch.accelerator.device_index(1):
+        assert foo.current_device() == 1
+    assert foo.current_device() == 0
+    with pytest.raises(RuntimeError):
+        with torch.accelerator.device_index(1):
+            raise RuntimeError("leaving")
+    assert foo.current_device() == 0
+    with pytest.raises(RuntimeError, match="Invalid foo device index 3"):
+        torch.accelerator.set_device_index(3)
+
+
+def test_stream_functions(foo):
+    assert torch.accelerator.current_stream() == foo.default_stream()
+    s = torch.Stream("foo:1")
+    torch.accelerator.set_stream(s)
+    assert torch.accelerator.current_stream(1) == s
+    assert torch.accelerator.current_device_index() == 1  # set_stream moves to the stream's device
+    torch.accelerator.set_stream(foo.default_stream(1))
+    torch.accelerator.set_device_index(0)
+
+
+def test_synchronize_waits_for_the_device(foo):
+    foo._sleep(200)
+    t0 = time.monotonic()
+    torch.accelerator.synchronize()
+    assert time.monotonic() - t0 >= 0.15
+    with foo.device(1):
+        foo._sleep(200)
+    t0 = time.monotonic()
+    torch.accelerator.synchronize(0)
+    assert time.monotonic() - t0 < 0.15
+    torch.accelerator.synchronize("foo:1")
+    assert foo.current_stream(1).query()
+
+
+def test_device_capability_lists_dtypes(foo):
+    dtypes = torch.accelerator.get_device_capability()["supported_dtypes"]
+    assert {torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.bool} <= dtypes

@@ -1,0 +1,101 @@
+"""torch.foo device management: current device, guards, properties, sync."""
+
+import threading
+import time
+
+import pytest
+import torch
+
+from conftest import run_python_json
+
+
+def test_count_and_properties(foo):
+    assert foo.is_available() and foo.device_count() == 2
+    props = foo.get_device_properties(1)
+    assert props.total_memory == 8 << 30  # FOO_SIM_DEVICE_MEMORY=8GiB
+    assert props.executor_count == 4 == props.multi_processor_count
+    assert foo.get_device_name("foo:1") == props.name and "foo" in props.name
+    assert foo.get_device_capability(torch.device("foo", 0)) == (props.major, props.minor) == (1, 0)
+    assert "total_memory=8192MB" in repr(props)
+
+
+def test_set_device_is_per_thread(foo):
+    foo.set_device(1)
+    assert foo.current_device() == 1
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(foo.current_device()))
+    t.start()
+    t.join()
+    assert seen == [0]
+    foo.set_device("foo:0")
+    assert foo.current_device() == 0
+    foo.set_device(-1)  # negative: no-op, as torch.cuda.set_device
+    assert foo.current_device() == 0
+
+
+def test_device_context_restores_also_on_exception(foo):
+    with foo.device(1):
+        assert foo.current_device() == 1
+        with foo.device("foo:0"):
+            assert foo.current_device() == 0
+        assert foo.current_device() == 1
+    assert foo.current_device() == 0
+    with pytest.raises(KeyError):
+        with foo.device(1):
+            raise KeyError("leaves the block")
+    assert foo.current_device() == 0
+    with foo.device(None):
+        assert foo.current_device() == 0
+
+
+def test_device_of_follows_tensors_when_they_are_on_foo(foo):
+    with foo.device_of(torch.ones(1)):  # a CPU tensor leaves the device alone
+        assert foo.current_device() == 0
+
+
+@pytest.mark.parametrize("bad", [2, 7, -1])
+def test_out_of_range_index_names_value_and_range(foo, bad):
+    with pytest.raises(RuntimeError, match=rf"Invalid foo device index {bad}: valid indices are 0 to 1"):
+        foo.get_device_properties(bad)
+    if bad >= 0:
+        with pytest.raises(RuntimeError, match=rf"Invalid foo device index {bad}"):
+            foo.set_device(bad)
+        with pytest.raises(RuntimeError, match=rf"Invalid foo device index {bad}"):
+            foo.synchronize(bad)
+    assert foo.current_device() == 0
+
+
+@pytest.mark.parametrize("bad", ["cuda:0", torch.device("cpu"), 1.5, "foo:x"])
+def test_wrong_device_type_is_a_value_error(foo, bad):
+    with pytest.raises((ValueError, RuntimeError), match=r"foo device|Invalid device string"):
+        foo.set_device(bad)
+
+
+def test_synchronize_waits_for_the_named_device_only(foo):
+    with foo.device(1):
+        foo._sleep(400)
+    t0 = time.monotonic()
+    foo.synchronize(0)
+    assert time.monotonic() - t0 < 0.3
+    foo.synchronize("foo:1")
+    assert time.monotonic() - t0 >= 0.39
+    assert foo.current_device() == 0
+
+
+@pytest.mark.parametrize("count", [1, 2, 4])
+def test_every_device_works_independently(count):
+    out = run_python_json(f"""
+        import json, torch
+        results = []
+        for d in range(torch.foo.device_count()):
+            torch.foo.set_device(d)
+            s = torch.foo.Stream()
+            start, end = torch.foo.Event(enable_timing=True), torch.foo.Event(enable_timing=True)
+            with torch.foo.stream(s):
+                start.record(); torch.foo._sleep(20); end.record()
+            end.synchronize()
+            results.append([s.device_index, torch.foo.current_stream().device_index, start.elapsed_time(end) >= 19])
+        torch.foo.set_device(0)
+        print(json.dumps([torch.foo.device_count(), torch.accelerator.device_count(), results]))
+    """, env={"FOO_SIM_DEVICE_COUNT": str(count)})
+    assert out == [count, count, [[d, d, True] for d in range(count)]]

@@ -1,0 +1,205 @@
+"""torch.foo streams: pools, current stream, contexts, concurrency, priorities."""
+
+import threading
+import time
+
+import pytest
+import torch
+
+from conftest import run_python_json
+
+
+def test_default_and_current_stream(foo):
+    default = foo.default_stream()
+    assert isinstance(default, foo.Stream) and isinstance(default, torch.Stream)
+    assert foo.current_stream() == default and default.stream_id == 0
+    assert foo.default_stream(1).device == torch.device("foo:1")
+    assert foo.default_stream(1) != default
+
+
+def test_pool_hands_out_streams_round_robin(foo):
+    ids = {foo.Stream().stream_id for _ in range(32)}
+    assert len(ids) == 32
+    assert foo.Stream().stream_id in ids  # the 33rd comes round again
+
+
+def test_priorities_follow_cuda_and_are_clamped(foo):
+    least, greatest = foo.Stream.priority_range()
+    assert least == 0 and greatest < 0
+    assert foo.Stream(priority=greatest).priority == greatest
+    assert foo.Stream(priority=greatest - 5).priority == greatest
+    assert foo.Stream(priority=7).priority == least
+    assert foo.Stream().priority == 0
+    assert foo.Stream._wrap(torch.Stream("foo", priority=-2)).priority == -2
+
+
+def test_set_stream_and_stream_context_restore(foo):
+    s = foo.Stream()
+    foo.set_stream(s)
+    assert foo.current_stream() == s
+    foo.set_stream(foo.default_stream())
+    with foo.stream(s):
+        assert foo.current_stream() == s
+    assert foo.current_stream() == foo.default_stream()
+    with foo.stream(None):
+        assert foo.current_stream() == foo.default_stream()
+
+
+def test_stream_context_on_another_device_restores_both_devices(foo):
+    s1 = foo.Stream(1)
+    with pytest.raises(ZeroDivisionError):
+        with foo.stream(s1):
+            assert foo.current_device() == 1
+            assert foo.current_stream() == s1
+            1 / 0
+    assert foo.current_device() == 0
+    assert foo.current_stream(0) == foo.default_stream(0)
+    assert foo.current_stream(1) == foo.default_stream(1)
+
+
+def test_torch_stream_with_block_switches_and_restores(foo):
+    s = torch.Stream("foo:1")
+    with s:
+        assert torch.accelerator.current_stream(1) == s
+    assert torch.accelerator.current_stream(1).stream_id == 0
+
+
+def test_each_thread_and_device_has_its_own_current_stream(foo):
+    s0, s1 = foo.Stream(0), foo.Stream(1)
+    foo.set_stream(s1)
+    foo.set_device(0)
+    foo.set_stream(s0)
+    assert foo.current_stream(0) == s0 and foo.current_stream(1) == s1
+    seen = []
+    t = threading.Thread(target=lambda: seen.append((foo.current_stream(0), foo.current_stream(1))))
+    t.start()
+    t.join()
+    assert seen == [(foo.default_stream(0), foo.default_stream(1))]
+
+
+def test_query_and_synchronize(foo):
+    s = foo.Stream()
+    with foo.stream(s):
+        foo._sleep(150)
+    assert not s.query()
+    assert foo.current_stream().query()  # other streams are unaffected
+    s.synchronize()
+    assert s.query()
+
+
+def test_host_does_not_wait_for_queued_work(foo):
+    t0 = time.monotonic()
+    foo._sleep(300)
+    assert time.monotonic() - t0 < 0.2
+    foo.current_stream().synchronize()
+    assert time.monotonic() - t0 >= 0.29
+
+
+def test_two_streams_overlap_measured_by_events(foo):
+    a, b = foo.Stream(), foo.Stream()
+    start = foo.Event(enable_timing=True)
+    start.record(a)
+    b.wait_event(start)
+    ends = []
+    for s in (a, b):
+        with foo.stream(s):
+            foo._sleep(200)
+        ends.append(s.record_event(foo.Event(enable_timing=True)))
+    for e in ends:
+        e.synchronize()
+    spans = [start.elapsed_time(e) for e in ends]
+    assert all(199 <= span < 340 for span in spans), spans  # serialized would reach 400
+
+
+def test_wait_stream_orders_work_across_streams(foo):
+    a, b = foo.Stream(), foo.Stream(1)
+    with foo.stream(a):
+        foo._sleep(200)
+    b.wait_stream(a)  # across devices too
+    t0 = time.monotonic()
+    assert time.monotonic() - t0 < 0.1  # the host did not wait
+    with foo.stream(b):
+        foo._sleep(1)
+    assert not b.query()
+    b.synchronize()
+    assert a.query()
+
+
+def test_high_priority_stream_goes_first_when_executors_are_busy():
+    out = run_python_json("""
+        import json, torch
+        foo = torch.foo
+        least, greatest = foo.Stream.priority_range()
+        blocker, low, high = foo.Stream(priority=least), foo.Stream(priority=least), foo.Stream(priority=greatest)
+        start = foo.Event(enable_timing=True)
+        start.record(blocker)
+        with foo.stream(blocker):
+            foo._sleep(100)               # the only executor is busy
+        done = {}
+        for name, s in (("low", low), ("high", high)):   # low is queued first
+            with foo.stream(s):
+                foo._sleep(50)
+            done[name] = s.record_event(foo.Event(enable_timing=True))
+        foo.synchronize()
+        print(json.dumps({k: start.elapsed_time(e) for k, e in done.items()}))
+    """, env={"FOO_SIM_DEVICE_EXECUTORS": "1"})
+    assert out["high"] < out["low"], out
+    assert out["low"] >= 199, out
+
+
+def test_external_stream_wraps_a_foo_sim_stream(foo):
+    from torch_foo import _C
+
+    ptr = _C._raw_stream_create(1, 0)
+    try:
+        ext = foo.ExternalStream(ptr, device="foo:1")
+        assert ext.foo_stream == ptr and ext.device_index == 1
+        with foo.stream(ext):
+            foo._sleep(100)
+        assert not ext.query()
+        ext.synchronize()
+        with pytest.raises(RuntimeError, match="belongs to foo device 1, not to foo device 0"):
+            foo.ExternalStream(ptr, device=0)
+    finally:
+        foo.synchronize(1)
+        _C._raw_stream_destroy(ptr)
+
+
+def test_bad_stream_arguments(foo):
+    with pytest.raises(RuntimeError, match="Invalid foo device index 5"):
+        foo.Stream(5)
+    with pytest.raises(ValueError, match="Expected a foo device"):
+        foo.Stream("cpu")
+    with pytest.raises(ValueError, match="neither device nor priority"):
+        foo.Stream(1, stream_id=0, device_index=0, device_type=foo.default_stream().device_type)
+    with pytest.raises(RuntimeError, match="non-null"):
+        foo.ExternalStream(0)
+
+
+def test_many_python_threads_using_streams(foo):
+    errors = []
+
+    def worker(i):
+        try:
+            dev = i % 2
+            foo.set_device(dev)
+            s = foo.Stream(dev, priority=-(i % 3))
+            for _ in range(20):
+                with foo.stream(s):
+                    foo._sleep(1)
+                    e = foo.Event()
+                    e.record()
+                other = foo.Stream(dev)
+                other.wait_event(e)
+                assert foo.current_stream() == foo.default_stream(dev)
+            s.synchronize()
+            assert s.query()
+        except Exception as exc:  # reported below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []

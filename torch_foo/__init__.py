@@ -1,0 +1,30 @@
+"""torch_foo: a simulated accelerator for PyTorch, device type ``foo``.
+
+Installed, it is loaded by ``import torch`` (the ``torch.backends`` entry
+point) and device-agnostic code runs on it: ``torch.foo`` mirrors
+``torch.cuda``, and ``torch.accelerator`` reports ``device(type='foo')``.
+With ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``, ``import torch_foo`` enables it.
+Neither initializes the device runtime; the first real use of a device does.
+"""
+
+
+def _autoload() -> None:
+    """Entry point torch calls at the end of ``import torch``.
+
+    Defined before anything is imported: when a user imports torch_foo
+    first, torch's autoload finds this package half-imported and calls this.
+    """
+    from torch_foo._backend import register
+
+    register()
+
+
+# torch first: if this import is what loads torch, torch's autoload calls
+# _autoload above, which registers the backend from a complete _backend.
+import torch  # noqa: E402,F401
+
+from torch_foo._backend import register as _register  # noqa: E402
+
+_register()
+
+__all__: list[str] = []

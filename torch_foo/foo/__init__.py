@@ -1,0 +1,54 @@
+"""torch.foo: the foo device module, with torch.cuda's API.
+
+Registered as ``torch.foo``; ``torch.accelerator``, ``torch.Stream`` and
+``torch.Event`` reach foo through it and through the C++ device guard.
+"""
+
+from torch_foo.foo._device import (
+    device,
+    device_count,
+    device_of,
+    current_device,
+    get_device_capability,
+    get_device_name,
+    get_device_properties,
+    is_available,
+    set_device,
+    synchronize,
+)
+from torch_foo.foo._lazy import _is_in_bad_fork, _lazy_init, init, is_initialized
+from torch_foo.foo._streams import (
+    Event,
+    ExternalStream,
+    Stream,
+    StreamContext,
+    _sleep,
+    current_stream,
+    default_stream,
+    set_stream,
+    stream,
+)
+from torch_foo.foo import _utils  # noqa: F401  (torch.serialization looks up torch.foo._utils)
+
+__all__ = [
+    "Event",
+    "ExternalStream",
+    "Stream",
+    "StreamContext",
+    "current_device",
+    "current_stream",
+    "default_stream",
+    "device",
+    "device_count",
+    "device_of",
+    "get_device_capability",
+    "get_device_name",
+    "get_device_properties",
+    "init",
+    "is_available",
+    "is_initialized",
+    "set_device",
+    "set_stream",
+    "stream",
+    "synchronize",
+]
