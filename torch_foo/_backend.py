@@ -31,4 +31,7 @@ def register() -> None:
 
         if getattr(torch, "foo", None) is not device_module:
             torch._register_device_module("foo", device_module)
+        # Tensor.foo(), Tensor.is_foo, Module.foo(), and the storage methods.
+        if not hasattr(torch.Tensor, "is_foo"):
+            torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
         _registered = True

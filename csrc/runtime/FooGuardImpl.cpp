@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "FooCachingAllocator.h"
 #include "FooException.h"
 #include "FooFunctions.h"
 #include "FooInit.h"
@@ -134,6 +135,10 @@ c10::DeviceCapability FooGuardImpl::getDeviceCapability(c10::Device d) const {
 }
 
 void FooGuardImpl::synchronizeDevice(const c10::DeviceIndex device_index) const { device_synchronize(device_index); }
+
+void FooGuardImpl::recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream) const {
+  getFooDeviceAllocator()->recordStream(data_ptr, stream);
+}
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, FooGuardImpl);
 

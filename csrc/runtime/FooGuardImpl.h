@@ -41,6 +41,7 @@ struct FooGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceIndex deviceCount() const noexcept override;
   c10::DeviceCapability getDeviceCapability(c10::Device d) const override;
   void synchronizeDevice(const c10::DeviceIndex device_index) const override;
+  void recordDataPtrOnStream(const c10::DataPtr& data_ptr, const c10::Stream& stream) const override;
 };
 
 }  // namespace foo::impl

@@ -5,6 +5,8 @@
 
 #include "FooException.h"
 #include "FooFunctions.h"
+#include "FooHostAllocator.h"
+#include "FooStorage.h"
 #include "FooInit.h"
 
 namespace foo {
@@ -35,6 +37,14 @@ at::Device FooHooks::getDeviceFromPtr(void* data) const {
   FOO_CHECK(fooPointerGetAttributes(&attr, data));
   TORCH_CHECK(attr.type == fooMemoryTypeDevice, "The pointer ", data, " is not foo device memory");
   return at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(attr.device));
+}
+
+bool FooHooks::isPinnedPtr(const void* data) const { return is_pinned_ptr(data); }
+
+at::Allocator* FooHooks::getPinnedMemoryAllocator() const { return getFooHostAllocator(); }
+
+void FooHooks::resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const {
+  resize_bytes(storage.unsafeGetStorageImpl(), newsize);
 }
 
 namespace {

@@ -17,6 +17,9 @@ struct FooHooks final : public at::PrivateUse1HooksInterface {
   c10::DeviceIndex exchangeDevice(c10::DeviceIndex device) const override;
   c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex device) const override;
   at::Device getDeviceFromPtr(void* data) const override;
+  bool isPinnedPtr(const void* data) const override;
+  at::Allocator* getPinnedMemoryAllocator() const override;
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override;
 };
 
 }  // namespace foo

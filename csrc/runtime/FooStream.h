@@ -59,3 +59,8 @@ void setCurrentFooStream(FooStream stream);
 std::ostream& operator<<(std::ostream& out, const FooStream& stream);
 
 }  // namespace foo
+
+template <>
+struct std::hash<foo::FooStream> {
+  size_t operator()(const foo::FooStream& s) const noexcept { return std::hash<c10::Stream>{}(s.unwrap()); }
+};

@@ -17,6 +17,19 @@ from torch_foo.foo._device import (
     synchronize,
 )
 from torch_foo.foo._lazy import _is_in_bad_fork, _lazy_init, init, is_initialized
+from torch_foo.foo.memory import (
+    empty_cache,
+    max_memory_allocated,
+    max_memory_reserved,
+    mem_get_info,
+    memory_allocated,
+    memory_reserved,
+    memory_stats,
+    memory_summary,
+    reset_accumulated_memory_stats,
+    reset_peak_memory_stats,
+)
+from torch_foo.foo._fallback import fallback_ops
 from torch_foo.foo._streams import (
     Event,
     ExternalStream,
@@ -36,6 +49,17 @@ __all__ = [
     "Stream",
     "StreamContext",
     "current_device",
+    "empty_cache",
+    "fallback_ops",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "memory_summary",
+    "reset_accumulated_memory_stats",
+    "reset_peak_memory_stats",
     "current_stream",
     "default_stream",
     "device",

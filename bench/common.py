@@ -1,0 +1,42 @@
+"""Timing helpers: every figure is a ratio of foo to CPU PyTorch measured in
+the same run, interleaved, so that a busy machine slows both alike."""
+
+import statistics
+import time
+from typing import Callable
+
+import torch
+
+
+def seconds(fn: Callable[[], None], repeat: int) -> float:
+    start = time.perf_counter()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - start) / repeat
+
+
+def ratio(foo_fn: Callable[[], None], cpu_fn: Callable[[], None], repeat: int, rounds: int = 7) -> tuple[float, float, float]:
+    """(median foo seconds, median CPU seconds, median of per-round ratios)."""
+    foo_fn(), cpu_fn()  # warm up caches, pools and the runtime
+    foo_times, cpu_times, ratios = [], [], []
+    for _ in range(rounds):
+        f = seconds(foo_fn, repeat)
+        c = seconds(cpu_fn, repeat)
+        foo_times.append(f)
+        cpu_times.append(c)
+        ratios.append(f / c)
+    return statistics.median(foo_times), statistics.median(cpu_times), statistics.median(ratios)
+
+
+def synced(fn: Callable[[], None]) -> Callable[[], None]:
+    """fn followed by a synchronization of the current foo device."""
+
+    def run() -> None:
+        fn()
+        torch.foo.synchronize()
+
+    return run
+
+
+def row(name: str, foo_s: float, cpu_s: float, r: float, target: str = "") -> dict:
+    return {"benchmark": name, "foo": foo_s, "cpu": cpu_s, "ratio": r, "target": target}

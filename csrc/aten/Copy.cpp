@@ -1,0 +1,144 @@
+// Copies between foo and CPU tensors and between foo devices, with dtype
+// conversion and any strides. Every copy is queued on the current stream of
+// the foo device involved (the destination's, between two foo devices).
+// As on CUDA, a copy to or from pageable CPU memory returns once the data
+// has arrived; with pinned memory and non_blocking=True it returns at once.
+#include <ATen/ops/_local_scalar_dense.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/KernelTensor.h"
+#include "aten/Launch.h"
+#include "runtime/FooEvent.h"
+#include "runtime/FooException.h"
+#include "runtime/FooHostAllocator.h"
+#include "runtime/FooStream.h"
+
+namespace foo::aten {
+namespace {
+
+bool plain_bytes(const at::Tensor& a, const at::Tensor& b) {
+  return a.dtype() == b.dtype() && a.is_contiguous() && b.is_contiguous();
+}
+
+size_t nbytes(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
+
+at::Tensor empty_foo_like(const at::Tensor& like, c10::ScalarType dtype, c10::Device device) {
+  return at::empty(like.sizes(), like.options().dtype(dtype).device(device).memory_format(c10::MemoryFormat::Contiguous));
+}
+
+// After a copy with host memory queued on `stream`: pinned memory stays
+// reserved until the copy ran (non_blocking), or the host waits for it.
+void finish_host_copy(const at::Tensor& host, const FooStream& stream, bool non_blocking) {
+  if (!is_pinned_ptr(host.data_ptr())) return;  // pageable: foo_sim already waited
+  if (non_blocking) {
+    getFooHostAllocator()->record_event(host.data_ptr(), host.storage().data_ptr().get_context(), stream.unwrap());
+  } else {
+    stream.synchronize();
+  }
+}
+
+// Between two tensors of one foo device.
+void copy_same_device(const at::Tensor& src, const at::Tensor& dst) {
+  auto device = dst.device().index();
+  if (plain_bytes(src, dst)) {
+    FOO_CHECK(fooMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes(dst), fooMemcpyDeviceToDevice,
+                             getCurrentFooStream(device).stream()));
+    return;
+  }
+  launch_op(device, "aten::copy_", [s = KernelTensor(src), d = KernelTensor(dst)] { d.cpu().copy_(s.cpu()); });
+}
+
+// Between foo devices: on the destination's current stream, ordered after
+// the work queued on the source's current stream, which in turn waits for
+// the copy before it may overwrite the source.
+void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
+  FooStream src_stream = getCurrentFooStream(src.device().index());
+  FooStream dst_stream = getCurrentFooStream(dst.device().index());
+  FooEvent src_ready;
+  src_ready.record(src_stream);
+  src_ready.block(dst_stream);
+  launch_op(dst.device().index(), "aten::copy_",
+            [s = KernelTensor(src), d = KernelTensor(dst)] { d.cpu().copy_(s.cpu()); });
+  FooEvent copied;
+  copied.record(dst_stream);
+  copied.block(src_stream);
+}
+
+void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  if (!dst.is_contiguous()) {
+    at::Tensor staging = empty_foo_like(dst, dst.scalar_type(), dst.device());
+    copy_host_to_device(src, staging, non_blocking);
+    copy_same_device(staging, dst);
+    return;
+  }
+  at::Tensor host = plain_bytes(src, dst) ? src : src.to(dst.scalar_type()).contiguous();
+  FooStream stream = getCurrentFooStream(dst.device().index());
+  FOO_CHECK(fooMemcpyAsync(dst.data_ptr(), host.data_ptr(), nbytes(dst), fooMemcpyHostToDevice, stream.stream()));
+  finish_host_copy(host, stream, non_blocking);
+}
+
+void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  if (!plain_bytes(src, dst) && dst.is_contiguous()) {
+    // Convert on the device, then move plain bytes.
+    at::Tensor converted = empty_foo_like(src, dst.scalar_type(), src.device());
+    copy_same_device(src, converted);
+    copy_device_to_host(converted, dst, non_blocking);
+    return;
+  }
+  if (!plain_bytes(src, dst)) {
+    at::Tensor host = at::empty(dst.sizes(), dst.options().memory_format(c10::MemoryFormat::Contiguous));
+    copy_device_to_host(src, host, false);
+    dst.copy_(host);
+    return;
+  }
+  FooStream stream = getCurrentFooStream(src.device().index());
+  FOO_CHECK(fooMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes(dst), fooMemcpyDeviceToHost, stream.stream()));
+  finish_host_copy(dst, stream, non_blocking);
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  if (dst.numel() == 0 || self.is_same(dst)) return dst;
+  at::Tensor src = self.expand_as(dst);  // copy_ broadcasts its source
+  bool src_foo = src.device().type() == c10::DeviceType::PrivateUse1;
+  bool dst_foo = dst.device().type() == c10::DeviceType::PrivateUse1;
+  TORCH_CHECK((src_foo || src.is_cpu()) && (dst_foo || dst.is_cpu()), "foo cannot copy from ", src.device(), " to ",
+              dst.device());
+  if (src_foo && dst_foo) {
+    c10::DeviceGuard guard(dst.device());
+    if (src.device() == dst.device()) {
+      copy_same_device(src, dst);
+    } else {
+      copy_between_devices(src, dst);
+    }
+  } else if (dst_foo) {
+    c10::DeviceGuard guard(dst.device());
+    copy_host_to_device(src, dst, non_blocking);
+  } else {
+    c10::DeviceGuard guard(src.device());
+    copy_device_to_host(src, dst, non_blocking);
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
+  c10::DeviceGuard guard(self.device());
+  copy_device_to_host(self, host, false);
+  return at::_local_scalar_dense(host);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+}
+
+}  // namespace
+}  // namespace foo::aten

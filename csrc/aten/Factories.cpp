@@ -1,0 +1,39 @@
+// empty.memory_format and empty_strided: foo tensors from the caching allocator.
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "runtime/FooCachingAllocator.h"
+
+namespace foo::aten {
+namespace {
+
+constexpr c10::DispatchKeySet kFooKeys(c10::DispatchKey::PrivateUse1);
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
+  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided, "foo tensors must be strided, not ", *layout);
+  c10::OptionalDeviceGuard guard(device);
+  return at::detail::empty_generic(size, getFooDeviceAllocator(), kFooKeys,
+                                   dtype.value_or(c10::get_default_dtype_as_scalartype()), memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
+  TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided, "foo tensors must be strided, not ", *layout);
+  c10::OptionalDeviceGuard guard(device);
+  return at::detail::empty_strided_generic(size, stride, getFooDeviceAllocator(), kFooKeys,
+                                           dtype.value_or(c10::get_default_dtype_as_scalartype()));
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+}
+
+}  // namespace
+}  // namespace foo::aten

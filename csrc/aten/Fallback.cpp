@@ -1,0 +1,338 @@
+// The global fallback: any operator without a foo kernel runs ATen's CPU
+// implementation on CPU tensors that alias the foo memory (no copy of the
+// inputs), in stream order.
+//
+// Three ways, chosen per call:
+//  - views (outputs alias an input): computed on the host at once; they
+//    read no data. The outputs are foo views of the input's storage.
+//  - the usual way: the operator runs on meta tensors first, which checks
+//    the arguments and gives the outputs' sizes, strides and dtypes; foo
+//    outputs are allocated, and a kernel queued on the current stream runs
+//    the CPU implementation and copies each fresh output once into place.
+//    In-place and out= arguments are written directly.
+//  - operators whose outputs depend on the data (no meta result, or
+//    non-tensor results): the host waits for the stream, runs the CPU
+//    implementation, and copies each fresh output once to the device.
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/Fallback.h"
+#include "aten/KernelTensor.h"
+#include "aten/Launch.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooStream.h"
+
+namespace foo::aten {
+namespace {
+
+using Stack = torch::jit::Stack;
+constexpr c10::DeviceType kFoo = c10::DeviceType::PrivateUse1;
+
+// ------------------------------------------------------------ bookkeeping
+
+struct FallbackLog {
+  std::mutex mutex;
+  std::set<std::string> ops;
+  const bool warn = [] {
+    const char* v = std::getenv("FOO_WARN_FALLBACK");
+    return v != nullptr && std::string(v) == "1";
+  }();
+
+  void note(const c10::OperatorHandle& op) {
+    const auto& name = op.operator_name();
+    std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (ops.insert(full).second && warn) {
+      TORCH_WARN("The operator '", full, "' has no foo kernel: it runs through the CPU fallback.");
+    }
+  }
+};
+
+FallbackLog& log() {
+  static FallbackLog instance;
+  return instance;
+}
+
+// ---------------------------------------------------------- IValue walking
+
+template <class F>
+void for_each_tensor(const c10::IValue& v, F&& fn) {
+  if (v.isTensor()) {
+    fn(v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorList()) fn(t);
+  } else if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) for_each_tensor(e, fn);
+  }
+}
+
+// A copy of `v` with every defined foo tensor mapped by `fn` and every foo
+// device replaced by `device`.
+template <class F>
+c10::IValue map_foo(const c10::IValue& v, const F& fn, c10::Device device) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    return t.defined() && t.device().type() == kFoo ? c10::IValue(fn(t)) : v;
+  }
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(t.device().type() == kFoo ? fn(t) : t);
+    return out;
+  }
+  if (v.isList()) {
+    auto list = v.toList();
+    c10::impl::GenericList out(list.elementType());
+    for (const c10::IValue& e : list) out.push_back(map_foo(e, fn, device));
+    return out;
+  }
+  if (v.isDevice() && v.toDevice().type() == kFoo) return device;
+  return v;
+}
+
+// Operators that, like CUDA's, take CPU index tensors alongside device tensors.
+bool accepts_cpu_tensors(const c10::OperatorHandle& op) {
+  const auto& name = op.operator_name().name;
+  return name == "aten::index" || name == "aten::index_put_" || name == "aten::index_put" ||
+         name == "aten::_index_put_impl_";
+}
+
+// The foo device of the call, after checking that all foo tensors share it
+// and that CPU tensors are only scalars, as CUDA requires.
+c10::Device call_device(const c10::OperatorHandle& op, const Stack& args) {
+  std::optional<c10::Device> device;
+  std::optional<c10::Device> cpu_tensor;
+  for (const c10::IValue& v : args) {
+    if (v.isDevice() && v.toDevice().type() == kFoo && !device) device = v.toDevice();
+    for_each_tensor(v, [&](const at::Tensor& t) {
+      if (!t.defined()) return;
+      if (t.device().type() == kFoo) {
+        TORCH_CHECK(!device || *device == t.device() || !device->has_index(),
+                    "Expected all tensors to be on the same device, but found at least two devices, ", *device,
+                    " and ", t.device(), "!");
+        device = t.device();
+      } else if (t.dim() > 0) {
+        cpu_tensor = t.device();
+      }
+    });
+  }
+  TORCH_INTERNAL_ASSERT(device.has_value(), "foo fallback called for ", op.schema().name(), " without a foo argument");
+  if (!device->has_index()) device = c10::Device(kFoo, current_device());
+  TORCH_CHECK(!cpu_tensor || accepts_cpu_tensors(op),
+              "Expected all tensors to be on the same device, but found at least two devices, ", *device, " and ",
+              *cpu_tensor, "! (", op.schema().name(), ")");
+  return *device;
+}
+
+// ------------------------------------------------------------- the three ways
+
+bool returns_views(const c10::FunctionSchema& schema) {
+  for (const auto& r : schema.returns()) {
+    if (r.alias_info() && !r.alias_info()->isWrite()) return true;
+  }
+  return false;
+}
+
+// The argument a returned write-alias refers to (in-place and out= ops).
+std::optional<size_t> written_argument(const c10::FunctionSchema& schema, size_t ret) {
+  const auto* info = schema.returns()[ret].alias_info();
+  if (info == nullptr || !info->isWrite()) return std::nullopt;
+  for (size_t i = 0; i < schema.arguments().size(); ++i) {
+    const auto* a = schema.arguments()[i].alias_info();
+    if (a && a->isWrite() && a->beforeSets() == info->beforeSets()) return i;
+  }
+  return std::nullopt;
+}
+
+// A foo tensor over the storage of whichever foo argument `cpu_view` points into.
+at::Tensor foo_view_of(const at::Tensor& cpu_view, const Stack& args) {
+  const auto* p = static_cast<const char*>(cpu_view.data_ptr());
+  std::optional<at::Tensor> owner;
+  for (const c10::IValue& v : args) {
+    for_each_tensor(v, [&](const at::Tensor& t) {
+      if (owner || !t.defined() || t.device().type() != kFoo) return;
+      const auto* base = static_cast<const char*>(t.storage().data());
+      if (cpu_view.numel() == 0 || (p >= base && p < base + t.storage().nbytes())) owner = t;
+    });
+  }
+  TORCH_INTERNAL_ASSERT(owner.has_value(), "foo fallback: a view output aliases no foo input");
+  const auto* base = static_cast<const char*>(owner->storage().data());
+  int64_t offset = cpu_view.numel() == 0 ? 0 : (p - base) / static_cast<int64_t>(cpu_view.element_size());
+  auto view = at::detail::make_tensor<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(owner->storage()),
+                                                       owner->key_set(), cpu_view.dtype());
+  view.unsafeGetTensorImpl()->set_sizes_and_strides(cpu_view.sizes(), cpu_view.strides(), offset);
+  return view;
+}
+
+at::Tensor to_cpu_alias(const at::Tensor& t) { return cpu_alias(t); }
+
+Stack cpu_arguments(const Stack& args) {
+  Stack out;
+  out.reserve(args.size());
+  for (const auto& v : args) out.push_back(map_foo(v, to_cpu_alias, c10::Device(c10::kCPU)));
+  return out;
+}
+
+void run_views(const c10::OperatorHandle& op, Stack* stack, size_t num_args) {
+  Stack args(stack->end() - num_args, stack->end());
+  Stack cpu = cpu_arguments(args);
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+  torch::jit::drop(*stack, num_args);
+  for (const c10::IValue& r : cpu) {
+    stack->push_back(r);
+    c10::IValue& out = stack->back();
+    if (out.isTensor() && out.toTensor().defined()) {
+      out = foo_view_of(out.toTensor(), args);
+    } else if (out.isTensorList()) {
+      c10::List<at::Tensor> views;
+      for (const at::Tensor& t : out.toTensorList()) views.push_back(foo_view_of(t, args));
+      out = views;
+    }
+  }
+}
+
+at::Tensor foo_copy_of(const at::Tensor& cpu, c10::Device device) {
+  auto out = at::empty_strided(cpu.sizes(), cpu.strides(), cpu.options().device(device));
+  out.copy_(cpu);
+  return out;
+}
+
+// Waits for the device's current stream, then runs on the host.
+void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device) {
+  Stack args(stack->end() - num_args, stack->end());
+  getCurrentFooStream(device.index()).synchronize();
+  Stack cpu = cpu_arguments(args);
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+  torch::jit::drop(*stack, num_args);
+  const auto& schema = op.schema();
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (auto arg = written_argument(schema, i)) {
+      stack->push_back(args[*arg]);
+      continue;
+    }
+    const c10::IValue& r = cpu[i];
+    if (r.isTensor() && r.toTensor().defined()) {
+      stack->push_back(foo_copy_of(r.toTensor(), device));
+    } else if (r.isTensorList()) {
+      c10::List<at::Tensor> outs;
+      for (const at::Tensor& t : r.toTensorList()) outs.push_back(foo_copy_of(t, device));
+      stack->push_back(outs);
+    } else {
+      stack->push_back(r);
+    }
+  }
+}
+
+at::Tensor to_meta(const at::Tensor& t) {
+  return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
+}
+
+// Runs the operator on meta tensors; nullopt when there is no usable
+// (data-independent, tensor-only) meta result.
+std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& args) {
+  Stack meta;
+  meta.reserve(args.size());
+  for (const auto& v : args) meta.push_back(map_foo(v, to_meta, c10::Device(c10::kMeta)));
+  try {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+  } catch (const c10::Error&) {
+    return std::nullopt;  // the host path reports a real error with the CPU kernel's message
+  }
+  for (const auto& r : meta) {
+    if (!(r.isTensor() || r.isTensorList() || r.isNone())) return std::nullopt;
+  }
+  return meta;
+}
+
+void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device,
+                const Stack& meta) {
+  Stack args(stack->end() - num_args, stack->end());
+  const auto& schema = op.schema();
+  // out= arguments the operator resizes: resize them now, on the host.
+  for (size_t i = 0; i < num_args; ++i) {
+    const auto* info = schema.arguments()[i].alias_info();
+    if (info && info->isWrite() && args[i].isTensor()) {
+      // meta_results only keeps the returns; resize from the returned alias.
+      for (size_t r = 0; r < meta.size(); ++r) {
+        if (written_argument(schema, r) == i && meta[r].isTensor() &&
+            meta[r].toTensor().sizes() != args[i].toTensor().sizes()) {
+          args[i].toTensor().resize_(meta[r].toTensor().sizes());
+        }
+      }
+    }
+  }
+  // Fresh outputs, allocated now with the meta layout.
+  Stack results;
+  std::vector<std::pair<at::Tensor, size_t>> fresh;  // (foo output, index into flattened CPU results)
+  size_t flat = 0;
+  for (size_t r = 0; r < meta.size(); ++r) {
+    if (auto arg = written_argument(schema, r)) {
+      results.push_back(args[*arg]);
+      flat += 1;
+    } else if (meta[r].isTensor()) {
+      const at::Tensor& m = meta[r].toTensor();
+      auto out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
+      fresh.emplace_back(out, flat++);
+      results.push_back(out);
+    } else if (meta[r].isTensorList()) {
+      c10::List<at::Tensor> outs;
+      for (const at::Tensor& m : meta[r].toTensorList()) {
+        auto out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
+        fresh.emplace_back(out, flat++);
+        outs.push_back(out);
+      }
+      results.push_back(outs);
+    } else {
+      results.push_back(meta[r]);
+      flat += 1;
+    }
+  }
+  Stack cpu = cpu_arguments(args);
+  std::vector<std::pair<KernelTensor, size_t>> targets;
+  targets.reserve(fresh.size());
+  for (auto& [t, index] : fresh) targets.emplace_back(KernelTensor(t), index);
+  launch_op(device.index(), op.schema().name().c_str(),
+            [op, cpu = std::move(cpu), targets = std::move(targets)]() mutable {
+              op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+              std::vector<at::Tensor> flat_results;
+              for (const auto& r : cpu) {
+                if (r.isTensorList()) {
+                  for (const at::Tensor& t : r.toTensorList()) flat_results.push_back(t);
+                } else {
+                  flat_results.push_back(r.isTensor() ? r.toTensor() : at::Tensor());
+                }
+              }
+              for (const auto& [target, index] : targets) target.cpu().copy_(flat_results[index]);
+            });
+  torch::jit::drop(*stack, num_args);
+  for (auto& r : results) stack->push_back(std::move(r));
+}
+
+void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
+  log().note(op);
+  const auto& schema = op.schema();
+  size_t num_args = schema.arguments().size();
+  Stack args(stack->end() - num_args, stack->end());
+  c10::Device device = call_device(op, args);
+  c10::DeviceGuard guard(device);
+  if (returns_views(schema)) return run_views(op, stack, num_args);
+  if (auto meta = meta_results(op, args)) return run_queued(op, stack, num_args, device, *meta);
+  run_synchronously(op, stack, num_args, device);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&foo_cpu_fallback>()); }
+
+}  // namespace
+
+std::vector<std::string> fallback_ops() {
+  std::lock_guard<std::mutex> lock(log().mutex);
+  return {log().ops.begin(), log().ops.end()};
+}
+
+}  // namespace foo::aten

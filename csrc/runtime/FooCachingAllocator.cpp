@@ -1,0 +1,429 @@
+#include "runtime/FooCachingAllocator.h"
+
+#include <algorithm>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <c10/core/AllocatorConfig.h>
+#include <c10/util/Exception.h>
+
+#include "runtime/FooEvent.h"
+#include "runtime/FooException.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooInit.h"
+#include "runtime/FooStream.h"
+
+namespace foo {
+namespace {
+
+using c10::CachingAllocator::Stat;
+using c10::CachingAllocator::StatArray;
+using c10::CachingAllocator::StatType;
+using c10::CachingDeviceAllocator::DeviceStats;
+
+constexpr size_t kMinBlockSize = 512;         // every size is rounded to this
+constexpr size_t kSmallSize = 1 << 20;        // requests up to this use the small pool
+constexpr size_t kSmallBuffer = 2 << 20;      // segment size of the small pool
+constexpr size_t kMinLargeAlloc = 10 << 20;   // requests below this share segments of:
+constexpr size_t kLargeBuffer = 20 << 20;
+constexpr size_t kRoundLarge = 2 << 20;       // bigger requests get their own segment, rounded to this
+
+struct Block;
+
+struct BlockOrder {
+  bool operator()(const Block* a, const Block* b) const;
+};
+
+struct BlockPool {
+  explicit BlockPool(bool small) : is_small(small) {}
+  std::set<Block*, BlockOrder> blocks;  // free blocks, by (stream, size, address)
+  const bool is_small;
+};
+
+struct Block {
+  Block(c10::DeviceIndex device, fooStream_t stream, size_t size, BlockPool* pool, void* ptr)
+      : device(device), stream(stream), size(size), pool(pool), ptr(ptr) {}
+  c10::DeviceIndex device;
+  fooStream_t stream;     // the stream it was allocated on
+  size_t size;
+  size_t requested_size = 0;
+  BlockPool* pool;
+  void* ptr;
+  bool allocated = false;
+  Block* prev = nullptr;  // neighbours carved from the same segment
+  Block* next = nullptr;
+  std::unordered_set<FooStream> stream_uses;  // streams added by record_stream
+  int event_count = 0;                        // outstanding events before reuse
+
+  bool is_split() const { return prev != nullptr || next != nullptr; }
+};
+
+bool BlockOrder::operator()(const Block* a, const Block* b) const {
+  if (a->stream != b->stream) return reinterpret_cast<uintptr_t>(a->stream) < reinterpret_cast<uintptr_t>(b->stream);
+  if (a->size != b->size) return a->size < b->size;
+  return reinterpret_cast<uintptr_t>(a->ptr) < reinterpret_cast<uintptr_t>(b->ptr);
+}
+
+size_t round_size(size_t size) {
+  return size < kMinBlockSize ? kMinBlockSize : kMinBlockSize * ((size + kMinBlockSize - 1) / kMinBlockSize);
+}
+
+size_t segment_size(size_t size) {
+  if (size <= kSmallSize) return kSmallBuffer;
+  if (size < kMinLargeAlloc) return kLargeBuffer;
+  return kRoundLarge * ((size + kRoundLarge - 1) / kRoundLarge);
+}
+
+void update(StatArray& stat, bool small, int64_t amount) {
+  for (auto type : {StatType::AGGREGATE, small ? StatType::SMALL_POOL : StatType::LARGE_POOL}) {
+    Stat& s = stat[static_cast<size_t>(type)];
+    if (amount > 0) {
+      s.increase(static_cast<size_t>(amount));
+    } else if (amount < 0) {
+      s.decrease(static_cast<size_t>(-amount));
+    }
+  }
+}
+
+// Runs `fn` with `device` current.
+template <class F>
+auto on_device(c10::DeviceIndex device, F fn) {
+  auto previous = exchange_device(device);
+  struct Restore {
+    c10::DeviceIndex device;
+    ~Restore() { fooSetDevice(device); }
+  } restore{previous};
+  return fn();
+}
+
+// One device's pools, blocks and statistics.
+class DeviceCache {
+ public:
+  explicit DeviceCache(c10::DeviceIndex device) : device_(device), small_(true), large_(false) {}
+
+  Block* malloc(size_t requested, fooStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    process_events();
+    size_t size = round_size(requested);
+    BlockPool& pool = size <= kSmallSize ? small_ : large_;
+    Block* block = take_free_block(pool, stream, size);
+    if (block == nullptr) block = new_segment(pool, stream, size, requested);
+    if (should_split(block, size)) block = split(block, size);
+    block->allocated = true;
+    block->requested_size = requested;
+    active_[block->ptr] = block;
+    update(stats_.allocation, pool.is_small, 1);
+    update(stats_.allocated_bytes, pool.is_small, static_cast<int64_t>(block->size));
+    update(stats_.active, pool.is_small, 1);
+    update(stats_.active_bytes, pool.is_small, static_cast<int64_t>(block->size));
+    update(stats_.requested_bytes, pool.is_small, static_cast<int64_t>(requested));
+    if (block->size >= max_split_size()) stats_.oversize_allocations.increase(1);
+    return block;
+  }
+
+  void free(void* ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = active_.find(ptr);
+    TORCH_INTERNAL_ASSERT(it != active_.end(), "foo allocator: freeing unknown pointer ", ptr);
+    Block* block = it->second;
+    active_.erase(it);
+    block->allocated = false;
+    bool small = block->pool->is_small;
+    update(stats_.allocation, small, -1);
+    update(stats_.allocated_bytes, small, -static_cast<int64_t>(block->size));
+    update(stats_.requested_bytes, small, -static_cast<int64_t>(block->requested_size));
+    if (block->size >= max_split_size()) stats_.oversize_allocations.decrease(1);
+    if (block->stream_uses.empty()) {
+      release_to_pool(block);
+      return;
+    }
+    // Other streams used the block: it becomes free once the work they
+    // have queued so far is done.
+    for (const FooStream& stream : block->stream_uses) {
+      FooEvent event;
+      event.record(stream);
+      ++block->event_count;
+      pending_.emplace_back(std::move(event), block);
+    }
+    block->stream_uses.clear();
+  }
+
+  void record_stream(void* ptr, const FooStream& stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = active_.find(ptr);
+    TORCH_INTERNAL_ASSERT(it != active_.end(), "foo allocator: record_stream on unknown pointer ", ptr);
+    if (stream.stream() != it->second->stream) it->second->stream_uses.insert(stream);
+  }
+
+  void empty_cache() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    release_cached_blocks();
+  }
+
+  DeviceStats stats() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    DeviceStats copy = stats_;
+    copy.max_split_size = static_cast<int64_t>(max_split_size() == SIZE_MAX ? -1 : max_split_size());
+    return copy;
+  }
+
+  void reset_accumulated() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (StatArray* a : stat_arrays()) {
+      for (Stat& s : *a) s.reset_accumulated();
+    }
+    stats_.oversize_allocations.reset_accumulated();
+    stats_.oversize_segments.reset_accumulated();
+    stats_.num_alloc_retries = 0;
+    stats_.num_ooms = 0;
+    stats_.num_device_alloc = 0;
+    stats_.num_device_free = 0;
+  }
+
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (StatArray* a : stat_arrays()) {
+      for (Stat& s : *a) s.reset_peak();
+    }
+    stats_.oversize_allocations.reset_peak();
+    stats_.oversize_segments.reset_peak();
+  }
+
+ private:
+  static size_t max_split_size() { return c10::CachingAllocator::AcceleratorAllocatorConfig::max_split_size(); }
+
+  std::vector<StatArray*> stat_arrays() {
+    return {&stats_.allocation,      &stats_.segment,        &stats_.active,        &stats_.inactive_split,
+            &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes, &stats_.inactive_split_bytes,
+            &stats_.requested_bytes};
+  }
+
+  Block* take_free_block(BlockPool& pool, fooStream_t stream, size_t size) {
+    Block key(device_, stream, size, &pool, nullptr);
+    auto it = pool.blocks.lower_bound(&key);
+    if (it == pool.blocks.end() || (*it)->stream != stream) return nullptr;
+    // Oversize blocks are kept for oversize requests, and not wasted on a
+    // request much smaller than they are.
+    if (size < max_split_size() && (*it)->size >= max_split_size()) return nullptr;
+    if (size >= max_split_size() && (*it)->size >= size + kLargeBuffer) return nullptr;
+    Block* block = *it;
+    pool.blocks.erase(it);
+    return block;
+  }
+
+  Block* new_segment(BlockPool& pool, fooStream_t stream, size_t size, size_t requested) {
+    size_t bytes = segment_size(size);
+    void* ptr = nullptr;
+    fooError_t e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
+    if (e == fooErrorMemoryAllocation) {
+      (void)fooGetLastError();
+      // Free what the cache holds and try once more, as CUDA's allocator does.
+      ++stats_.num_alloc_retries;
+      release_cached_blocks();
+      e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
+    }
+    if (e == fooErrorMemoryAllocation) {
+      (void)fooGetLastError();
+      ++stats_.num_ooms;
+      throw_out_of_memory(requested);
+    }
+    FOO_CHECK(e);
+    ++stats_.num_device_alloc;
+    update(stats_.segment, pool.is_small, 1);
+    update(stats_.reserved_bytes, pool.is_small, static_cast<int64_t>(bytes));
+    if (bytes >= max_split_size()) stats_.oversize_segments.increase(1);
+    return new Block(device_, stream, bytes, &pool, ptr);
+  }
+
+  [[noreturn]] void throw_out_of_memory(size_t requested) {
+    size_t free = 0, total = 0;
+    on_device(device_, [&] { return fooMemGetInfo(&free, &total); });
+    const size_t agg = static_cast<size_t>(StatType::AGGREGATE);
+    auto allocated = static_cast<uint64_t>(stats_.allocated_bytes[agg].current);
+    auto reserved = static_cast<uint64_t>(stats_.reserved_bytes[agg].current);
+    using c10::CachingAllocator::format_size;
+    TORCH_CHECK_WITH(OutOfMemoryError, false, "foo out of memory. Tried to allocate ", format_size(requested),
+                     ". foo device ", static_cast<int>(device_), " has a total capacity of ", format_size(total),
+                     " of which ", format_size(free), " is free. Of the allocated memory ", format_size(allocated),
+                     " is allocated by PyTorch, and ", format_size(reserved - allocated),
+                     " is reserved by PyTorch but unallocated. Set FOO_SIM_DEVICE_MEMORY for a larger device, or "
+                     "call torch.foo.empty_cache() to release cached memory.");
+  }
+
+  bool should_split(const Block* block, size_t size) const {
+    size_t remaining = block->size - size;
+    if (block->pool->is_small) return remaining >= kMinBlockSize;
+    return size < max_split_size() && remaining > kSmallSize;
+  }
+
+  // Cuts `block` to `size` and puts the rest back in its pool.
+  Block* split(Block* block, size_t size) {
+    auto* rest = new Block(device_, block->stream, block->size - size, block->pool,
+                           static_cast<char*>(block->ptr) + size);
+    rest->prev = block;
+    rest->next = block->next;
+    if (rest->next) rest->next->prev = rest;
+    block->next = rest;
+    block->size = size;
+    block->pool->blocks.insert(rest);
+    return block;
+  }
+
+  // A block nobody uses any more: merge it with free neighbours, then pool it.
+  void release_to_pool(Block* block) {
+    bool small = block->pool->is_small;
+    update(stats_.active, small, -1);
+    update(stats_.active_bytes, small, -static_cast<int64_t>(block->size));
+    for (Block* neighbour : {block->prev, block->next}) {
+      if (neighbour == nullptr || neighbour->allocated || neighbour->event_count > 0) continue;
+      block->pool->blocks.erase(neighbour);
+      if (neighbour == block->prev) {
+        block->ptr = neighbour->ptr;
+        block->prev = neighbour->prev;
+        if (block->prev) block->prev->next = block;
+      } else {
+        block->next = neighbour->next;
+        if (block->next) block->next->prev = block;
+      }
+      block->size += neighbour->size;
+      delete neighbour;
+    }
+    block->pool->blocks.insert(block);
+  }
+
+  // Frees the blocks whose other-stream users have finished.
+  void process_events() {
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (!it->first.query()) {
+        ++it;
+        continue;
+      }
+      Block* block = it->second;
+      it = pending_.erase(it);
+      if (--block->event_count == 0) release_to_pool(block);
+    }
+  }
+
+  // Returns every free whole segment to foo_sim, after waiting for the
+  // blocks still waiting on other streams.
+  void release_cached_blocks() {
+    for (auto& [event, block] : pending_) event.synchronize();
+    process_events();
+    for (BlockPool* pool : {&small_, &large_}) {
+      for (auto it = pool->blocks.begin(); it != pool->blocks.end();) {
+        Block* block = *it;
+        if (block->is_split()) {
+          ++it;
+          continue;
+        }
+        it = pool->blocks.erase(it);
+        FOO_CHECK(on_device(device_, [&] { return fooFree(block->ptr); }));
+        ++stats_.num_device_free;
+        update(stats_.segment, pool->is_small, -1);
+        update(stats_.reserved_bytes, pool->is_small, -static_cast<int64_t>(block->size));
+        if (block->size >= max_split_size()) stats_.oversize_segments.decrease(1);
+        delete block;
+      }
+    }
+  }
+
+  const c10::DeviceIndex device_;
+  std::mutex mutex_;
+  BlockPool small_;
+  BlockPool large_;
+  std::unordered_map<void*, Block*> active_;
+  std::deque<std::pair<FooEvent, Block*>> pending_;
+  DeviceStats stats_;
+};
+
+void raw_delete(void* ptr);
+
+class FooDeviceAllocator final : public c10::DeviceAllocator {
+ public:
+  c10::DataPtr allocate(size_t size) override {
+    auto device = current_device();
+    if (size == 0) return {nullptr, nullptr, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
+    lazy_init();
+    Block* block = cache(device).malloc(size, getCurrentFooStream(device).stream());
+    return {block->ptr, block->ptr, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &raw_delete; }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    FOO_CHECK(fooMemcpy(dest, src, count, fooMemcpyDeviceToDevice));
+  }
+
+  bool initialized() override { return is_initialized(); }
+
+  void emptyCache(c10::MempoolId_t /*mempool_id*/) override {
+    for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
+      if (caches_[d]) caches_[d]->empty_cache();
+    }
+  }
+
+  void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
+    if (!ptr.get() || ptr.get_deleter() != &raw_delete) return;  // empty, or not ours
+    FooStream foo_stream(stream);
+    check_device_index(foo_stream.device_index());
+    cache(ptr.device().index()).record_stream(ptr.get(), foo_stream);
+  }
+
+  DeviceStats getDeviceStats(c10::DeviceIndex device) override { return cache(device).stats(); }
+
+  void resetAccumulatedStats(c10::DeviceIndex device) override { cache(device).reset_accumulated(); }
+
+  void resetPeakStats(c10::DeviceIndex device) override { cache(device).reset_peak(); }
+
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    check_device_index(device);
+    size_t free = 0, total = 0;
+    FOO_CHECK(on_device(device, [&] { return fooMemGetInfo(&free, &total); }));
+    return {free, total};
+  }
+
+  // Called by deleters, so it must not throw for a reason a user can cause.
+  void free(void* ptr) {
+    // A child forked after initialization cannot reach the device; its
+    // copies of the parent's blocks are simply dropped.
+    if (in_bad_fork()) return;
+    fooPointerAttributes attr;
+    if (fooPointerGetAttributes(&attr, ptr) != fooSuccess || attr.type != fooMemoryTypeDevice) {
+      TORCH_WARN("foo allocator: ignoring a free of ", ptr, ", which is not foo device memory");
+      return;
+    }
+    cache(static_cast<c10::DeviceIndex>(attr.device)).free(ptr);
+  }
+
+ private:
+  DeviceCache& cache(c10::DeviceIndex device) {
+    check_device_index(device);
+    std::call_once(created_[device], [&] { caches_[device] = std::make_unique<DeviceCache>(device); });
+    return *caches_[device];
+  }
+
+  static constexpr int kMaxDevices = 64;
+  std::once_flag created_[kMaxDevices];
+  std::unique_ptr<DeviceCache> caches_[kMaxDevices];
+};
+
+FooDeviceAllocator g_allocator;
+
+void raw_delete(void* ptr) {
+  if (ptr != nullptr) g_allocator.free(ptr);
+}
+
+REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
+
+}  // namespace
+
+c10::DeviceAllocator* getFooDeviceAllocator() { return &g_allocator; }
+
+bool is_foo_allocation(const c10::DataPtr& data_ptr) { return data_ptr.get_deleter() == &raw_delete; }
+
+}  // namespace foo

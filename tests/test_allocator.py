@@ -1,0 +1,164 @@
+"""The caching allocator: exact statistics, reuse, record_stream, OOM, config.
+
+Exact numbers need an allocator nobody else touched, so most of these run
+in a fresh process.
+"""
+
+import pytest
+import torch
+
+from conftest import run_python_json
+
+MiB = 1 << 20
+
+
+def test_statistics_follow_allocations_exactly():
+    out = run_python_json("""
+        import json, torch
+        foo = torch.foo
+        def snap():
+            s = foo.memory_stats()
+            return [s["allocated_bytes.all.current"], s["requested_bytes.all.current"],
+                    s["reserved_bytes.all.current"], s["allocation.all.current"], s["segment.all.current"],
+                    s["num_device_alloc"], s["num_device_free"]]
+        steps = []
+        a = torch.empty(1000, device="foo")              # 4000 B -> 4096, in a 2 MiB small segment
+        steps.append(snap())
+        b = torch.empty(3 << 20, dtype=torch.uint8, device="foo")   # 3 MiB -> a 20 MiB large segment
+        steps.append(snap())
+        del a
+        steps.append(snap())
+        foo.empty_cache()                                # the small segment goes back
+        steps.append(snap())
+        del b
+        foo.empty_cache()
+        steps.append(snap())
+        s = foo.memory_stats()
+        print(json.dumps({"steps": steps, "peak": s["allocated_bytes.all.peak"],
+                          "small_peak": s["allocated_bytes.small_pool.peak"],
+                          "freed": s["allocated_bytes.all.freed"], "reserved_api": foo.memory_reserved(),
+                          "max_reserved": foo.max_memory_reserved()}))
+    """)
+    M = 1 << 20
+    assert out["steps"] == [
+        [4096, 4000, 2 * M, 1, 1, 1, 0],
+        [4096 + 3 * M, 4000 + 3 * M, 22 * M, 2, 2, 2, 0],
+        [3 * M, 3 * M, 22 * M, 1, 2, 2, 0],
+        [3 * M, 3 * M, 20 * M, 1, 1, 2, 1],
+        [0, 0, 0, 0, 0, 2, 2],
+    ]
+    assert out["peak"] == 4096 + 3 * M and out["small_peak"] == 4096
+    assert out["freed"] == 4096 + 3 * M
+    assert out["reserved_api"] == 0 and out["max_reserved"] == 22 * M
+
+
+def test_a_training_loop_reaches_a_steady_state():
+    out = run_python_json("""
+        import json, torch
+        model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10)).foo()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(32, 64, device="foo"), torch.randint(0, 10, (32,), device="foo")
+        allocs = []
+        for _ in range(6):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+            torch.foo.synchronize()
+            allocs.append(torch.foo.memory_stats()["num_device_alloc"])
+        print(json.dumps(allocs))
+    """)
+    assert out[2:] == [out[2]] * 4, out  # no new device allocation after warm-up
+
+
+def test_out_of_memory_is_clear_and_leaves_exact_statistics():
+    out = run_python_json("""
+        import json, torch
+        foo = torch.foo
+        a = torch.empty(40 << 20, dtype=torch.uint8, device="foo")
+        before = foo.memory_stats()
+        try:
+            torch.empty(40 << 20, dtype=torch.uint8, device="foo")
+            message = None
+        except torch.OutOfMemoryError as e:
+            message = str(e)
+        after = foo.memory_stats()
+        del a
+        c = torch.empty(60 << 20, dtype=torch.uint8, device="foo")   # frees the cache and retries
+        final = foo.memory_stats()
+        print(json.dumps({"message": message, "ooms": after["num_ooms"],
+                          "same": [before[k] == after[k] for k in
+                                   ("allocated_bytes.all.current", "reserved_bytes.all.current",
+                                    "allocation.all.current", "segment.all.current")],
+                          "retries": final["num_alloc_retries"], "allocated": foo.memory_allocated()}))
+    """, env={"FOO_SIM_DEVICE_MEMORY": "64MiB"})
+    assert "foo out of memory. Tried to allocate 40.00 MiB" in out["message"]
+    assert "total capacity of 64.00 MiB" in out["message"]
+    assert "40.00 MiB is allocated by PyTorch" in out["message"]
+    assert out["ooms"] == 1 and out["same"] == [True] * 4
+    assert out["retries"] >= 2 and out["allocated"] == 60 * MiB
+
+
+RECORD_STREAM = """
+import json, torch
+foo = torch.foo
+side = foo.Stream()
+x = torch.empty(1 << 20, dtype=torch.uint8, device="foo")
+ptr = x.data_ptr()
+with foo.stream(side):
+    foo._sleep(300)          # side is busy with (pretend) reads of x
+{use}
+del x
+early = torch.empty(1 << 20, dtype=torch.uint8, device="foo").data_ptr()
+side.synchronize()
+late = torch.empty(1 << 20, dtype=torch.uint8, device="foo").data_ptr()
+print(json.dumps([early == ptr, late == ptr]))
+"""
+
+
+def test_record_stream_delays_reuse_until_the_streams_work_is_done():
+    assert run_python_json(RECORD_STREAM.format(use="x.record_stream(side)")) == [False, True]
+
+
+def test_without_record_stream_the_block_is_reused_at_once():
+    # Exactly CUDA's hazard: the memory is handed out while side may still read it.
+    assert run_python_json(RECORD_STREAM.format(use="pass")) == [True, True]
+
+
+def test_record_stream_with_a_stream_of_another_device_is_honoured():
+    use = "x.record_stream(foo.Stream(1)); foo.set_stream(foo.current_stream())\nwith foo.device(1): foo._sleep(1)"
+    code = RECORD_STREAM.replace("side = foo.Stream()", "side = foo.Stream(1)").format(use="x.record_stream(side)")
+    assert run_python_json(code) == [False, True]
+
+
+def test_record_stream_needs_a_foo_stream(foo):
+    x = torch.empty(4, device="foo")
+    cpu_stream = torch.Stream(stream_id=0, device_index=-1, device_type=0)
+    with pytest.raises(RuntimeError, match="needs a foo stream"):
+        x.record_stream(cpu_stream)
+
+
+def test_max_split_size_from_pytorch_alloc_conf():
+    out = run_python_json("""
+        import json, torch
+        big = torch.empty(30 << 20, dtype=torch.uint8, device="foo")
+        del big                       # a 30 MiB oversize block (>= 24 MiB), cached
+        small = torch.empty(21 << 20, dtype=torch.uint8, device="foo")
+        s = torch.foo.memory_stats()
+        print(json.dumps([s["max_split_size"], s["segment.all.current"], s["oversize_segments.current"]]))
+    """, env={"PYTORCH_ALLOC_CONF": "max_split_size_mb:24"})
+    assert out == [24 * MiB, 2, 1]  # the 21 MiB request did not take the 30 MiB block
+
+
+def test_memory_info_and_summary(foo):
+    free, total = foo.mem_get_info()
+    assert total == 8 << 30 and 0 < free <= total
+    x = torch.empty(1 << 20, device="foo")
+    summary = foo.memory_summary()
+    assert "Allocated memory" in summary and "Reserved memory" in summary and "Segments" in summary
+    assert torch.accelerator.get_memory_info(0) == foo.mem_get_info(0)
+    assert foo.memory_allocated() >= 4 << 20
+    foo.reset_peak_memory_stats()
+    assert foo.max_memory_allocated() == foo.memory_allocated()
+    foo.reset_accumulated_memory_stats()
+    assert foo.memory_stats()["allocated_bytes.all.freed"] == 0
+    del x

@@ -1,0 +1,167 @@
+"""Tensors on foo: factories, copies in every direction, views, scalars,
+resize/set_, the generated methods, and bad input."""
+
+import time
+
+import pytest
+import torch
+
+
+def test_factories(foo):
+    assert torch.empty(3, 4, device="foo").device == torch.device("foo:0")
+    assert torch.zeros(2, 3, device="foo:1").cpu().eq(0).all()
+    assert torch.ones(5, dtype=torch.int32, device="foo").cpu().tolist() == [1] * 5
+    assert torch.full((2,), 7.5, device="foo").cpu().tolist() == [7.5, 7.5]
+    assert torch.arange(5, device="foo").cpu().tolist() == [0, 1, 2, 3, 4]
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device="foo")
+    assert t.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert torch.empty(0, device="foo").numel() == 0
+    cl = torch.empty(2, 3, 4, 5, device="foo", memory_format=torch.channels_last)
+    assert cl.is_contiguous(memory_format=torch.channels_last) and not cl.is_contiguous()
+
+
+def test_printing_shows_values_and_device(foo):
+    t = torch.tensor([1.5, -2.0], device="foo:1")
+    assert repr(t) == "tensor([ 1.5000, -2.0000], device='foo:1')"
+    assert "device='foo:0'" in repr(torch.zeros(2, 2, dtype=torch.int64, device="foo"))
+
+
+def test_generated_methods(foo):
+    t = torch.randn(3).foo()
+    assert t.is_foo and t.device == torch.device("foo:0")
+    assert torch.randn(2).foo(1).device == torch.device("foo:1")
+    m = torch.nn.Linear(2, 2).foo()
+    assert m.weight.is_foo
+    storage = t.untyped_storage()
+    assert storage.device == torch.device("foo:0") and storage.nbytes() == 12
+    assert torch.ones(2).untyped_storage().foo().device.type == "foo"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16])
+def test_round_trip_every_direction(foo, dtype):
+    src = (torch.arange(24).reshape(4, 6) % 3).to(dtype)
+    on0 = src.to("foo")
+    on0b = on0.clone()
+    on1 = on0.to("foo:1")
+    assert on1.device == torch.device("foo:1")
+    assert torch.equal(on1.cpu(), src) and torch.equal(on0b.cpu(), src)
+
+
+def test_dtype_conversion_and_non_contiguous(foo):
+    src = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    t = src.to("foo", dtype=torch.float64)
+    assert t.dtype == torch.float64 and torch.equal(t.cpu(), src.double())
+    # Non-contiguous sources and destinations, on both sides.
+    assert torch.equal(t.t().cpu(), src.double().t())
+    assert torch.equal(src.t().to("foo").cpu(), src.t())
+    dst = torch.zeros(6, 8, device="foo")[:, ::2]
+    dst.copy_(src.t())
+    assert torch.equal(dst.cpu(), src.t())
+    host = torch.zeros(8, 6)[::2]
+    host.copy_(t[:, :].to(torch.float32))
+    assert torch.equal(host, src)
+    across = torch.zeros(6, 4, device="foo:1", dtype=torch.int32)
+    across.copy_(t.t())
+    assert torch.equal(across.cpu(), src.t().int())
+
+
+def test_copy_broadcasts_and_refuses_incompatible_shapes(foo):
+    dst = torch.zeros(3, 4, device="foo")
+    dst.copy_(torch.arange(4.0))
+    assert dst.cpu().tolist() == [[0.0, 1.0, 2.0, 3.0]] * 3
+    with pytest.raises(RuntimeError, match="must match"):
+        dst.copy_(torch.ones(5, device="foo"))
+
+
+def test_scalars_wait_for_queued_work(foo):
+    t = torch.zeros(1, device="foo")
+    foo._sleep(200)
+    t.fill_(3.0)
+    start = time.monotonic()
+    assert t.item() == 3.0
+    assert time.monotonic() - start >= 0.1
+    foo._sleep(100)
+    t.add_(1)
+    assert t.tolist() == [4.0] and t.cpu().item() == 4.0
+
+
+def test_non_blocking_copy_to_pinned_memory_is_asynchronous(foo):
+    x = torch.full((1 << 16,), 5.0, device="foo")
+    pinned = torch.zeros(1 << 16).pin_memory()
+    assert pinned.is_pinned() and not torch.zeros(4).is_pinned()
+    foo._sleep(300)
+    start = time.monotonic()
+    pinned.copy_(x, non_blocking=True)
+    assert time.monotonic() - start < 0.2       # the host did not wait
+    assert pinned[0].item() == 0.0              # and the data has not arrived yet
+    foo.synchronize()
+    assert pinned.eq(5.0).all()
+
+
+def test_non_blocking_copy_from_pinned_memory_and_block_reuse(foo):
+    src = torch.full((1 << 16,), 2.0).pin_memory()
+    ptr = src.data_ptr()
+    dst = torch.empty(1 << 16, device="foo")
+    foo._sleep(300)
+    dst.copy_(src, non_blocking=True)
+    del src
+    again = torch.empty(1 << 16).pin_memory()
+    assert again.data_ptr() != ptr              # still used by the queued copy
+    foo.synchronize()
+    assert dst.cpu().eq(2.0).all()
+
+
+def test_copy_to_pageable_memory_returns_complete_data(foo):
+    x = torch.ones(1000, device="foo")
+    foo._sleep(200)
+    x.mul_(3)
+    assert x.cpu().eq(3).all()  # .cpu() waited for the queued work
+
+
+def test_resize_and_set(foo):
+    t = torch.arange(4.0, device="foo")
+    t.resize_(2, 4)
+    assert t.shape == (2, 4) and t[0].cpu().tolist() == [0.0, 1.0, 2.0, 3.0]
+    s = torch.empty(0, device="foo")
+    s.set_(t)
+    assert s.data_ptr() == t.data_ptr() and s.shape == t.shape
+    v = torch.empty(0, device="foo").set_(t.untyped_storage(), 1, (2,), (2,))
+    assert v.cpu().tolist() == t.flatten()[[1, 3]].cpu().tolist()
+    storage = torch.arange(3.0, device="foo").untyped_storage()
+    storage.resize_(24)
+    assert storage.nbytes() == 24
+
+
+def test_views_share_memory(foo):
+    t = torch.arange(12.0, device="foo").reshape(3, 4)
+    v = t[1:, ::2]
+    assert v.data_ptr() == t.data_ptr() + 4 * 4
+    v.fill_(-1)
+    assert t.cpu()[1].tolist() == [-1.0, 5.0, -1.0, 7.0]
+    u = t.unfold(1, 2, 2)   # a view computed by the fallback
+    assert u.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
+    assert torch.equal(u.cpu(), t.cpu().unfold(1, 2, 2))
+
+
+@pytest.mark.parametrize("size", [(-1,), (2, -3), (1 << 62, 1 << 62)])
+def test_bad_sizes_are_clear_errors_and_leak_nothing(foo, size):
+    before = foo.memory_allocated()
+    with pytest.raises(RuntimeError, match="negative|overflow|too large|Storage size calculation"):
+        torch.empty(size, device="foo")
+    assert foo.memory_allocated() == before
+
+
+def test_mixing_devices_is_refused_as_on_cuda(foo):
+    a = torch.ones(3, device="foo")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device.*foo:0 and cpu"):
+        torch.atan2(a, torch.ones(3))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.atan2(a, torch.ones(3, device="foo:1"))
+    assert torch.atan2(a, torch.tensor(1.0)).cpu().allclose(torch.full((3,), 0.7853982))  # 0-dim CPU is fine
+
+
+def test_huge_allocation_is_out_of_memory(foo):
+    before = foo.memory_allocated()
+    with pytest.raises(torch.OutOfMemoryError, match="foo out of memory"):
+        torch.empty(1 << 40, dtype=torch.uint8, device="foo")
+    assert foo.memory_allocated() == before

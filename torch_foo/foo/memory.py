@@ -1,0 +1,104 @@
+"""Memory of foo devices: the caching allocator's statistics and controls.
+
+Named after torch.cuda's memory API; the numbers come from torch_foo's
+caching allocator through torch.accelerator.
+"""
+
+from typing import Any
+
+import torch
+
+from torch_foo.foo._lazy import _lazy_init
+from torch_foo.foo._utils import DeviceLike, _get_device_index
+
+
+def _index(device: DeviceLike) -> int:
+    return _get_device_index(device, optional=True)
+
+
+def memory_stats(device: DeviceLike = None) -> dict[str, Any]:
+    """The allocator's statistics for ``device``, flattened as in torch.cuda.memory_stats
+    (``"allocated_bytes.all.current"``, ``"num_ooms"``, ...)."""
+    return dict(torch.accelerator.memory_stats(_index(device)))
+
+
+def memory_allocated(device: DeviceLike = None) -> int:
+    """Bytes currently occupied by tensors on ``device``."""
+    return torch.accelerator.memory_allocated(_index(device))
+
+
+def max_memory_allocated(device: DeviceLike = None) -> int:
+    """Peak of memory_allocated since the start or the last reset_peak_memory_stats."""
+    return torch.accelerator.max_memory_allocated(_index(device))
+
+
+def memory_reserved(device: DeviceLike = None) -> int:
+    """Bytes the caching allocator holds on ``device``, in use or cached."""
+    return torch.accelerator.memory_reserved(_index(device))
+
+
+def max_memory_reserved(device: DeviceLike = None) -> int:
+    """Peak of memory_reserved since the start or the last reset_peak_memory_stats."""
+    return torch.accelerator.max_memory_reserved(_index(device))
+
+
+def reset_peak_memory_stats(device: DeviceLike = None) -> None:
+    """Resets the peaks of every statistic to their current values."""
+    torch.accelerator.reset_peak_memory_stats(_index(device))
+
+
+def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
+    """Resets the accumulated counts (allocated/freed totals, retries, OOMs)."""
+    torch.accelerator.reset_accumulated_memory_stats(_index(device))
+
+
+def empty_cache() -> None:
+    """Returns all cached, unused device memory to the device."""
+    torch.accelerator.empty_cache()
+
+
+def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
+    """(free, total) bytes of ``device`` as the device sees them."""
+    _lazy_init()
+    return torch.accelerator.get_memory_info(_index(device))
+
+
+def _format_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
+    """A readable table of the allocator's statistics for ``device``, like torch.cuda.memory_summary."""
+    index = _index(device)
+    stats = memory_stats(index)
+    rows = [
+        ("Allocated memory", "allocated_bytes", _format_bytes),
+        ("Active memory", "active_bytes", _format_bytes),
+        ("Requested memory", "requested_bytes", _format_bytes),
+        ("Reserved memory", "reserved_bytes", _format_bytes),
+        ("Allocations", "allocation", str),
+        ("Active allocs", "active", str),
+        ("Segments", "segment", str),
+    ]
+    pools = ("all",) if abbreviated else ("all", "large_pool", "small_pool")
+    width = 78
+    lines = ["=" * width, f" foo memory summary, device {index}".ljust(width), "-" * width]
+    lines.append(f"{'Metric':<28}{'Cur Usage':>12}{'Peak Usage':>12}{'Tot Alloc':>13}{'Tot Freed':>13}")
+    for title, key, fmt in rows:
+        lines.append("-" * width)
+        for pool in pools:
+            name = title if pool == "all" else f"  from {pool.replace('_pool', '')} pool"
+            values = [stats.get(f"{key}.{pool}.{field}", 0) for field in ("current", "peak", "allocated", "freed")]
+            lines.append(f"{name:<28}" + "".join(f"{fmt(v):>12}" if i < 2 else f"{fmt(v):>13}"
+                                                 for i, v in enumerate(values)))
+    lines.append("-" * width)
+    lines.append(f"{'Allocation retries':<28}{stats.get('num_alloc_retries', 0):>12}")
+    lines.append(f"{'Out-of-memory errors':<28}{stats.get('num_ooms', 0):>12}")
+    lines.append(f"{'Device allocs / frees':<28}{stats.get('num_device_alloc', 0):>12}"
+                 f"{stats.get('num_device_free', 0):>12}")
+    lines.append("=" * width)
+    return "\n".join(lines) + "\n"
