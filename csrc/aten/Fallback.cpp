@@ -27,6 +27,7 @@
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
 #include "runtime/FooFunctions.h"
+#include "runtime/FooGenerator.h"
 #include "runtime/FooStream.h"
 
 namespace foo::aten {
@@ -172,16 +173,41 @@ at::Tensor foo_view_of(const at::Tensor& cpu_view, const Stack& args) {
 
 at::Tensor to_cpu_alias(const at::Tensor& t) { return cpu_alias(t); }
 
-Stack cpu_arguments(const Stack& args) {
+bool is_generator_argument(const c10::Argument& a) {
+  const auto& type = a.type();
+  if (type->kind() == c10::TypeKind::GeneratorType) return true;
+  auto optional = type->cast<c10::OptionalType>();
+  return optional && optional->getElementType()->kind() == c10::TypeKind::GeneratorType;
+}
+
+// The CPU generator a random kernel draws from: the next one of the call's
+// foo generator (the device's default one when none was given).
+c10::IValue kernel_generator(const c10::IValue& given, c10::Device device) {
+  at::Generator gen = given.isNone() ? default_generator(device.index()) : given.toGenerator();
+  TORCH_CHECK(gen.device() == device, "Expected a '", device, "' generator for an operator on ", device,
+              ", but got a generator of ", gen.device());
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get<FooGeneratorImpl>()->next_kernel_generator();
+}
+
+// The call's arguments as the CPU kernel takes them: CPU aliases of the foo
+// tensors, the CPU device, and per-launch CPU generators.
+Stack cpu_arguments(const c10::FunctionSchema& schema, const Stack& args, c10::Device device) {
   Stack out;
   out.reserve(args.size());
-  for (const auto& v : args) out.push_back(map_foo(v, to_cpu_alias, c10::Device(c10::kCPU)));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i < schema.arguments().size() && is_generator_argument(schema.arguments()[i])) {
+      out.push_back(kernel_generator(args[i], device));
+    } else {
+      out.push_back(map_foo(args[i], to_cpu_alias, c10::Device(c10::kCPU)));
+    }
+  }
   return out;
 }
 
 void run_views(const c10::OperatorHandle& op, Stack* stack, size_t num_args) {
   Stack args(stack->end() - num_args, stack->end());
-  Stack cpu = cpu_arguments(args);
+  Stack cpu = cpu_arguments(op.schema(), args, c10::Device(c10::kCPU));
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
   torch::jit::drop(*stack, num_args);
   for (const c10::IValue& r : cpu) {
@@ -207,7 +233,7 @@ at::Tensor foo_copy_of(const at::Tensor& cpu, c10::Device device) {
 void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device) {
   Stack args(stack->end() - num_args, stack->end());
   getCurrentFooStream(device.index()).synchronize();
-  Stack cpu = cpu_arguments(args);
+  Stack cpu = cpu_arguments(op.schema(), args, device);
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
   torch::jit::drop(*stack, num_args);
   const auto& schema = op.schema();
@@ -241,8 +267,10 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   for (const auto& v : args) meta.push_back(map_foo(v, to_meta, c10::Device(c10::kMeta)));
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
-  } catch (const c10::Error&) {
-    return std::nullopt;  // the host path reports a real error with the CPU kernel's message
+  } catch (const std::exception&) {
+    // No meta kernel, or a data-dependent one (some raise Python errors);
+    // the host path runs the CPU kernel, which reports any real error.
+    return std::nullopt;
   }
   for (const auto& r : meta) {
     if (!(r.isTensor() || r.isTensorList() || r.isNone())) return std::nullopt;
@@ -293,7 +321,7 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
       flat += 1;
     }
   }
-  Stack cpu = cpu_arguments(args);
+  Stack cpu = cpu_arguments(schema, args, device);
   std::vector<std::pair<KernelTensor, size_t>> targets;
   targets.reserve(fresh.size());
   for (auto& [t, index] : fresh) targets.emplace_back(KernelTensor(t), index);

@@ -1,15 +1,25 @@
 #include "aten/KernelTensor.h"
 
 #include <ATen/ops/empty_strided.h>
-#include <ATen/ops/from_blob.h>
+#include <ATen/EmptyTensor.h>
 
 namespace foo::aten {
 namespace {
 
+// A non-owning CPU tensor over `data`. Built directly rather than with
+// at::from_blob: this runs once per tensor argument of every kernel.
 at::Tensor alias(void* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype) {
-  auto options = at::TensorOptions().dtype(dtype).device(c10::kCPU);
-  if (data == nullptr) return at::empty_strided(sizes, strides, options);  // no elements
-  return at::from_blob(data, sizes, strides, options);
+  if (data == nullptr) {  // no elements
+    return at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype).device(c10::kCPU));
+  }
+  auto meta = c10::scalarTypeToTypeMeta(dtype);
+  size_t nbytes = at::detail::computeStorageNbytes(sizes, strides, meta.itemsize());
+  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, c10::DataPtr(data, c10::Device(c10::kCPU)),
+                       /*allocator=*/nullptr, /*resizable=*/false);
+  auto t = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                                    meta);
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides);
+  return t;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "FooException.h"
 #include "FooFunctions.h"
+#include "FooGenerator.h"
 #include "FooHostAllocator.h"
 #include "FooStorage.h"
 #include "FooInit.h"
@@ -38,6 +39,12 @@ at::Device FooHooks::getDeviceFromPtr(void* data) const {
   TORCH_CHECK(attr.type == fooMemoryTypeDevice, "The pointer ", data, " is not foo device memory");
   return at::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(attr.device));
 }
+
+const at::Generator& FooHooks::getDefaultGenerator(c10::DeviceIndex device_index) const {
+  return default_generator(device_index);
+}
+
+at::Generator FooHooks::getNewGenerator(c10::DeviceIndex device_index) const { return make_generator(device_index); }
 
 bool FooHooks::isPinnedPtr(const void* data) const { return is_pinned_ptr(data); }
 

@@ -18,6 +18,8 @@ struct FooHooks final : public at::PrivateUse1HooksInterface {
   c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex device) const override;
   at::Device getDeviceFromPtr(void* data) const override;
   bool isPinnedPtr(const void* data) const override;
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex device_index = -1) const override;
+  at::Generator getNewGenerator(c10::DeviceIndex device_index = -1) const override;
   at::Allocator* getPinnedMemoryAllocator() const override;
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override;
 };

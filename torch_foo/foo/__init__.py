@@ -30,6 +30,17 @@ from torch_foo.foo.memory import (
     reset_peak_memory_stats,
 )
 from torch_foo.foo._fallback import fallback_ops
+from torch_foo.foo.random import (
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
+)
 from torch_foo.foo._streams import (
     Event,
     ExternalStream,
@@ -66,6 +77,15 @@ __all__ = [
     "device_count",
     "device_of",
     "get_device_capability",
+    "get_rng_state",
+    "get_rng_state_all",
+    "initial_seed",
+    "manual_seed",
+    "manual_seed_all",
+    "seed",
+    "seed_all",
+    "set_rng_state",
+    "set_rng_state_all",
     "get_device_name",
     "get_device_properties",
     "init",

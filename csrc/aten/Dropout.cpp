@@ -1,0 +1,45 @@
+// native_dropout on foo. Its CPU kernel draws from the global CPU generator,
+// so foo implements it here with the device's foo generator instead.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/ones_like.h>
+#include <torch/library.h>
+
+#include "aten/KernelTensor.h"
+#include "aten/Launch.h"
+#include "runtime/FooGenerator.h"
+
+namespace foo::aten {
+namespace {
+
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (!train.value_or(true) || p == 0 || input.numel() == 0) {
+    return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
+  }
+  at::Tensor output = at::empty_like(input);
+  at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
+  at::Generator gen = default_generator(input.device().index());
+  at::Generator kernel_gen;
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    kernel_gen = gen.get<FooGeneratorImpl>()->next_kernel_generator();
+  }
+  launch_op(input.device().index(), "aten::native_dropout",
+            [in = KernelTensor(input), out = KernelTensor(output), m = KernelTensor(mask), p, kernel_gen] {
+              at::Tensor x = in.cpu();
+              at::Tensor keep = at::empty_like(x).bernoulli_(1 - p, kernel_gen);
+              m.cpu().copy_(keep);
+              double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
+              at::Tensor o = out.cpu();
+              at::mul_out(o, x, keep);
+              o.mul_(scale);
+            });
+  return {output, mask};
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("native_dropout", TORCH_FN(native_dropout)); }
+
+}  // namespace
+}  // namespace foo::aten

@@ -1,0 +1,274 @@
+// Native foo kernels for ATen's structured operators, from two pieces ATen
+// already has: the operator's meta class (argument checks, output sizes,
+// strides and dtype, run on the host at call time as on CUDA) and its CPU
+// out= kernel (run on the stream, on CPU aliases of the foo memory, writing
+// straight into the foo output: no copy).
+//
+// Structured<"aten::mul", Meta, &at::cpu::mul_out> provides the functional,
+// in-place and out= kernels; StructuredOps.cpp registers them.
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <ATen/TensorIterator.h>
+#include <ATen/TensorMeta.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/KernelTensor.h"
+#include "aten/Launch.h"
+
+namespace foo::aten {
+
+// An operator name usable as a template argument.
+template <size_t N>
+struct OpName {
+  constexpr OpName(const char (&s)[N]) { std::copy_n(s, N, value); }
+  char value[N];
+};
+
+// ---------------------------------------------------------------- arguments
+// How each kind of argument is carried into a kernel and handed back there.
+
+template <class T>
+struct Carry {  // plain values (Scalar, int64_t, bool, optional<ScalarType>, ...): copied
+  using Stored = std::decay_t<T>;
+  static Stored keep(const T& v) { return v; }
+  static const Stored& give(const Stored& v) { return v; }
+};
+
+// Foo tensors travel by address (KernelTensor); CPU tensors (0-dim scalars)
+// and undefined tensors by reference.
+class CarriedTensor {
+ public:
+  explicit CarriedTensor(const at::Tensor& t)
+      : foo_(t.defined() && t.device().type() == c10::DeviceType::PrivateUse1 ? std::optional<KernelTensor>(t)
+                                                                             : std::nullopt),
+        host_(foo_ ? at::Tensor() : t) {}
+  at::Tensor get() const { return foo_ ? foo_->cpu() : host_; }
+
+ private:
+  std::optional<KernelTensor> foo_;
+  at::Tensor host_;
+};
+
+template <>
+struct Carry<const at::Tensor&> {
+  using Stored = CarriedTensor;
+  static Stored keep(const at::Tensor& t) { return CarriedTensor(t); }
+  static at::Tensor give(const Stored& s) { return s.get(); }
+};
+
+template <>
+struct Carry<const std::optional<at::Tensor>&> {
+  using Stored = std::optional<CarriedTensor>;
+  static Stored keep(const std::optional<at::Tensor>& t) {
+    return t.has_value() && t->defined() ? Stored(CarriedTensor(*t)) : std::nullopt;
+  }
+  static std::optional<at::Tensor> give(const Stored& s) {
+    return s ? std::optional<at::Tensor>(s->get()) : std::nullopt;
+  }
+};
+
+template <>
+struct Carry<at::IntArrayRef> {
+  using Stored = std::vector<int64_t>;
+  static Stored keep(at::IntArrayRef v) { return v.vec(); }
+  static at::IntArrayRef give(const Stored& v) { return v; }
+};
+
+template <>
+struct Carry<at::OptionalIntArrayRef> {
+  using Stored = std::optional<std::vector<int64_t>>;
+  static Stored keep(at::OptionalIntArrayRef v) { return v ? Stored(v->vec()) : std::nullopt; }
+  static at::OptionalIntArrayRef give(const Stored& v) { return v ? at::OptionalIntArrayRef(*v) : std::nullopt; }
+};
+
+template <>
+struct Carry<const at::ITensorListRef&> {
+  using Stored = std::vector<CarriedTensor>;
+  static Stored keep(const at::ITensorListRef& list) {
+    Stored out;
+    for (const at::Tensor& t : list) out.emplace_back(t);
+    return out;
+  }
+  static std::vector<at::Tensor> give(const Stored& s) {
+    std::vector<at::Tensor> out;
+    out.reserve(s.size());
+    for (const auto& t : s) out.push_back(t.get());
+    return out;
+  }
+};
+
+template <>
+struct Carry<c10::string_view> {
+  using Stored = std::string;
+  static Stored keep(c10::string_view v) { return std::string(v); }
+  static c10::string_view give(const Stored& v) { return v; }
+};
+
+template <>
+struct Carry<std::optional<c10::string_view>> {
+  using Stored = std::optional<std::string>;
+  static Stored keep(std::optional<c10::string_view> v) { return v ? Stored(std::string(*v)) : std::nullopt; }
+  static std::optional<c10::string_view> give(const Stored& v) {
+    return v ? std::optional<c10::string_view>(*v) : std::nullopt;
+  }
+};
+
+// ----------------------------------------------------------- device checks
+
+// As on CUDA: every tensor on one foo device; CPU tensors only as 0-dim scalars.
+void check_on_device(c10::Device device, const at::Tensor& t, const char* op_name);
+
+template <class T>
+void check_argument(c10::Device device, const T& v, const char* op_name) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, at::Tensor>) {
+    check_on_device(device, v, op_name);
+  } else if constexpr (std::is_same_v<D, std::optional<at::Tensor>>) {
+    if (v.has_value()) check_on_device(device, *v, op_name);
+  } else if constexpr (std::is_same_v<D, at::ITensorListRef>) {
+    for (const at::Tensor& t : v) check_on_device(device, t, op_name);
+  }
+}
+
+// Meta functions take some optionals as references (OptionalTensorRef,
+// OptionalScalarRef) where the CPU kernels take std::optional; this passes
+// either way.
+template <class T>
+struct MetaArg {
+  const std::optional<T>& value;
+  operator const std::optional<T>&() const { return value; }
+  operator c10::OptionalRef<T>() const { return value ? c10::OptionalRef<T>(*value) : c10::OptionalRef<T>(); }
+};
+
+template <>
+struct MetaArg<at::Tensor> {
+  const std::optional<at::Tensor>& value;
+  operator const std::optional<at::Tensor>&() const { return value; }
+  operator at::OptionalTensorRef() const { return value ? at::OptionalTensorRef(*value) : at::OptionalTensorRef(); }
+};
+
+template <class T>
+const T& meta_arg(const T& v) {
+  return v;
+}
+inline MetaArg<at::Tensor> meta_arg(const std::optional<at::Tensor>& v) { return {v}; }
+inline MetaArg<at::Scalar> meta_arg(const std::optional<at::Scalar>& v) { return {v}; }
+
+// ---------------------------------------------------- the meta-class hooks
+
+// Allocates the output on foo when the meta function asks for it.
+template <class Meta>
+struct AllocatingMeta final : Meta {
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) override {
+    set_output_raw_strided(i, sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) override {
+    // No strides means contiguous.
+    output = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+    // TensorIterator records its outputs here; plain meta classes have no body.
+    if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>) Meta::set_output_raw_strided(i, sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t) override { return output; }
+  at::Tensor output;
+};
+
+// Checks (in place) or resizes (out=) the caller's output.
+template <class Meta>
+struct ProvidedMeta final : Meta {
+  ProvidedMeta(const at::Tensor& out, bool inplace) : output(out), inplace(inplace) {}
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) override {
+    set_output_raw_strided(i, sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) override {
+    if (inplace) {
+      TORCH_CHECK(options.dtype() == output.dtype(), "Bad in-place call: input tensor dtype ", output.dtype(),
+                  " and output tensor dtype ", options.dtype(), " should match");
+      TORCH_CHECK(sizes == output.sizes(), "Bad in-place call: input tensor size ", output.sizes(),
+                  " and output tensor size ", sizes, " should match");
+    } else {
+      TORCH_CHECK(options.dtype() == output.dtype(), "Expected out tensor to have dtype ", options.dtype(),
+                  ", but got ", output.dtype(), " instead");
+      at::native::resize_output(output, sizes);
+    }
+    // TensorIterator records its outputs here; plain meta classes have no body.
+    if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>) Meta::set_output_raw_strided(i, sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t) override { return output; }
+  at::Tensor output;
+  const bool inplace;
+};
+
+// ------------------------------------------------------------- the kernels
+
+template <OpName Name, class Meta, auto CpuOut, class Sig = decltype(CpuOut)>
+struct Structured;
+
+template <OpName Name, class Meta, auto CpuOut, class... Rest>
+struct Structured<Name, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const at::Tensor&, Rest...)> {
+  static at::Tensor functional(const at::Tensor& self, Rest... rest) {
+    AllocatingMeta<Meta> op;
+    op.meta(self, meta_arg(rest)...);
+    queue(op.output, self, rest...);
+    return std::move(op.output);
+  }
+
+  static at::Tensor& inplace(at::Tensor& self, Rest... rest) {
+    ProvidedMeta<Meta> op(self, /*inplace=*/true);
+    op.meta(self, meta_arg(rest)...);
+    queue(self, self, rest...);
+    return self;
+  }
+
+  static at::Tensor& out(const at::Tensor& self, Rest... rest, at::Tensor& result) {
+    ProvidedMeta<Meta> op(result, /*inplace=*/false);
+    op.meta(self, meta_arg(rest)...);
+    queue(result, self, rest...);
+    return result;
+  }
+
+  // Registers whichever of the three overloads are named (nullptr: none).
+  static void register_in(torch::Library& m, const char* functional_name, const char* inplace_name,
+                          const char* out_name) {
+    if (functional_name) m.impl(functional_name, TORCH_FN(functional));
+    if (inplace_name) m.impl(inplace_name, TORCH_FN(inplace));
+    if (out_name) m.impl(out_name, TORCH_FN(out));
+  }
+
+ private:
+  // Queues CpuOut(out, self, rest...) on the current stream of out's device.
+  static void queue(const at::Tensor& out, const at::Tensor& self, Rest... rest) {
+    c10::Device device = out.device();
+    check_on_device(device, out, Name.value);
+    check_on_device(device, self, Name.value);
+    (check_argument(device, rest, Name.value), ...);
+    if (out.numel() == 0) return;
+    c10::DeviceGuard guard(device);
+    bool in_place = out.is_same(self);
+    launch_op(device.index(), Name.value,
+              [o = KernelTensor(out), s = CarriedTensor(self), in_place,
+               kept = std::make_tuple(Carry<Rest>::keep(rest)...)] {
+                at::Tensor out_alias = o.cpu();
+                at::Tensor self_alias = in_place ? out_alias : s.get();
+                std::apply(
+                    [&](const auto&... stored) {
+                      auto given = std::make_tuple(Carry<Rest>::give(stored)...);
+                      std::apply([&](auto&... args) { CpuOut(out_alias, self_alias, args...); }, given);
+                    },
+                    kept);
+              });
+  }
+};
+
+}  // namespace foo::aten

@@ -1,0 +1,99 @@
+#include "runtime/FooGenerator.h"
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/DistributionsHelper.h>
+#include <ATen/ops/empty.h>
+#include <c10/core/ScalarType.h>
+
+#include "runtime/FooFunctions.h"
+
+namespace foo {
+namespace {
+
+constexpr size_t kStateBytes = 2 * sizeof(uint64_t);
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+FooGeneratorImpl::FooGeneratorImpl(c10::DeviceIndex device, uint64_t seed)
+    : c10::GeneratorImpl(c10::Device(c10::DeviceType::PrivateUse1, device),
+                         c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
+      seed_(seed) {}
+
+void FooGeneratorImpl::set_current_seed(uint64_t seed) {
+  seed_ = seed;
+  offset_ = 0;
+}
+
+uint64_t FooGeneratorImpl::current_seed() const { return seed_; }
+
+uint64_t FooGeneratorImpl::seed() {
+  // A non-deterministic seed, as torch.cuda.seed() takes one.
+  uint64_t s = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  set_current_seed(s);
+  return s;
+}
+
+void FooGeneratorImpl::set_offset(uint64_t offset) { offset_ = offset; }
+
+uint64_t FooGeneratorImpl::get_offset() const { return offset_; }
+
+void FooGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
+  TORCH_CHECK(new_state.device().is_cpu() && new_state.dtype() == c10::kByte,
+              "RNG state must be a torch.ByteTensor on the CPU");
+  TORCH_CHECK(static_cast<size_t>(new_state.numel()) == kStateBytes, "RNG state is wrong size: expected ",
+              kStateBytes, " bytes, got ", new_state.numel());
+  uint64_t values[2];
+  std::memcpy(values, new_state.data(), kStateBytes);
+  seed_ = values[0];
+  offset_ = values[1];
+}
+
+c10::intrusive_ptr<c10::TensorImpl> FooGeneratorImpl::get_state() const {
+  at::Tensor state = at::empty({static_cast<int64_t>(kStateBytes)}, at::TensorOptions().dtype(c10::kByte));
+  uint64_t values[2] = {seed_, offset_};
+  std::memcpy(state.data_ptr(), values, kStateBytes);
+  return state.getIntrusivePtr();
+}
+
+at::Generator FooGeneratorImpl::next_kernel_generator() {
+  uint64_t stream_seed = splitmix64(seed_ ^ splitmix64(offset_));
+  ++offset_;
+  return at::make_generator<at::CPUGeneratorImpl>(stream_seed);
+}
+
+FooGeneratorImpl* FooGeneratorImpl::clone_impl() const {
+  auto* copy = new FooGeneratorImpl(device().index(), seed_);
+  copy->offset_ = offset_;
+  return copy;
+}
+
+const at::Generator& default_generator(c10::DeviceIndex device) {
+  static const std::vector<at::Generator> generators = [] {
+    std::vector<at::Generator> v;
+    for (c10::DeviceIndex d = 0; d < device_count(); ++d) v.push_back(make_generator(d));
+    return v;
+  }();
+  if (device < 0) device = current_device();
+  check_device_index(device);
+  return generators[device];
+}
+
+at::Generator make_generator(c10::DeviceIndex device) {
+  if (device < 0) device = current_device();
+  check_device_index(device);
+  return at::make_generator<FooGeneratorImpl>(device);
+}
+
+}  // namespace foo

@@ -1,0 +1,148 @@
+"""Operators on foo: asynchrony, stream order, missing synchronization,
+kernel errors, the fallback, several devices."""
+
+import time
+import warnings
+
+import pytest
+import torch
+
+from conftest import run_python, run_python_json
+
+
+def test_host_returns_before_the_kernel_finishes(foo):
+    x = torch.ones(1000, device="foo")
+    foo._sleep(300)
+    start = time.monotonic()
+    y = (x + 1).relu().sum()
+    assert time.monotonic() - start < 0.2        # queued, not run
+    assert y.item() == 2000.0                    # the read waits for it
+    assert time.monotonic() - start >= 0.25
+
+
+def test_work_on_a_stream_runs_in_order(foo):
+    x = torch.zeros(100, device="foo")
+    for i in range(1, 51):
+        x.mul_(0).add_(i)                        # each result depends on the order
+    assert x.cpu().eq(50).all()
+
+
+def test_missing_synchronization_is_real_and_wait_stream_fixes_it():
+    code = """
+        import json, torch
+        foo = torch.foo
+        def read_on_side_stream(wait):
+            x = torch.zeros(1000, device="foo")
+            foo.synchronize()
+            x.add_(1)
+            x.add_(1)                            # x becomes 2 on the default stream, 400 ms from now
+            side = foo.Stream()
+            if wait:
+                side.wait_stream(foo.current_stream())
+            with foo.stream(side):
+                y = x.clone()                    # starts 200 ms from now without the wait
+            foo.synchronize()                    # y is written on side, read here on the default stream
+            return y.cpu().max().item()
+        print(json.dumps([read_on_side_stream(False), read_on_side_stream(True)]))
+    """
+    stale, synced = run_python_json(code, env={"FOO_SIM_LAUNCH_DELAY_US": "200000"})
+    assert stale < 2.0    # read before the default stream's second add
+    assert synced == 2.0
+
+
+def test_launch_blocking_makes_launches_synchronous():
+    out = run_python_json("""
+        import json, time, torch
+        x = torch.ones(10, device="foo")
+        start = time.monotonic()
+        torch.foo._sleep(200)                # returns only once the kernel ran
+        y = x * 2
+        print(json.dumps(time.monotonic() - start))
+    """, env={"FOO_SIM_LAUNCH_BLOCKING": "1"})
+    assert out >= 0.15
+
+
+def test_a_kernel_error_surfaces_at_synchronization_naming_the_operator(foo):
+    x = torch.arange(3.0, device="foo")
+    index = torch.tensor([10], device="foo")
+    y = torch.gather(x, 0, index)                # checked only when the kernel runs
+    with pytest.raises(RuntimeError, match=r"aten::gather.*out of bounds"):
+        foo.synchronize()
+    assert (x + 1).cpu().tolist() == [1.0, 2.0, 3.0]   # the device stays usable
+    del y
+
+
+def test_shape_errors_are_raised_at_the_call(foo):
+    with pytest.raises(RuntimeError, match="must match the size"):
+        torch.ones(3, device="foo") + torch.ones(4, device="foo")
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        torch.ones(2, 3, device="foo") @ torch.ones(2, 3, device="foo")
+
+
+def test_fallback_lists_and_warns_once_per_operator():
+    out = run_python("""
+        import warnings, torch
+        x = torch.arange(6.0, device="foo").reshape(2, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            a = torch.flip(x, [0])
+            b = torch.flip(x, [1])
+        print(sum("aten::flip" in str(w.message) for w in caught))
+        print("aten::flip" in torch.foo.fallback_ops(), "aten::add.Tensor" in torch.foo.fallback_ops())
+        print(a.cpu().tolist(), b.cpu().tolist())
+    """, env={"FOO_WARN_FALLBACK": "1"})
+    assert out.splitlines() == ["1", "True False", "[[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]] [[2.0, 1.0, 0.0], [5.0, 4.0, 3.0]]"]
+
+
+def test_data_dependent_shapes_go_through_the_fallback(foo):
+    x = torch.tensor([0.0, 3.0, 0.0, 5.0], device="foo")
+    assert torch.nonzero(x).cpu().flatten().tolist() == [1, 3]
+    assert x[x > 1].cpu().tolist() == [3.0, 5.0]
+    values, counts = torch.unique(torch.tensor([2, 1, 2, 2], device="foo"), return_counts=True)
+    assert values.cpu().tolist() == [1, 2] and counts.cpu().tolist() == [1, 3]
+
+
+def test_in_place_and_out_variants_write_in_place(foo):
+    x = torch.zeros(4, device="foo")
+    ptr = x.data_ptr()
+    torch.add(torch.ones(4, device="foo"), 2, out=x)
+    assert x.data_ptr() == ptr and x.cpu().tolist() == [3.0] * 4
+    out = torch.empty(0, device="foo")
+    torch.cumsum(torch.ones(3, device="foo"), 0, out=out)   # resized to fit
+    assert out.cpu().tolist() == [1.0, 2.0, 3.0]
+    y = torch.arange(6.0, device="foo").reshape(2, 3)
+    y.t_()
+    assert y.shape == (3, 2)
+
+
+def test_each_device_computes_on_its_own_stream(foo):
+    on0 = torch.ones(5, device="foo:0")
+    on1 = torch.ones(5, device="foo:1")
+    foo._sleep(300)                               # device 0's current stream is busy
+    start = time.monotonic()
+    with foo.device(1):
+        r0 = on0 * 2                              # runs on foo:0 although foo:1 is current
+        r1 = on1 * 3
+    assert r0.device == torch.device("foo:0") and r1.device == torch.device("foo:1")
+    assert r1.cpu().tolist() == [3.0] * 5
+    assert time.monotonic() - start < 0.25        # device 1 did not wait for device 0
+    assert r0.cpu().tolist() == [2.0] * 5
+
+
+def test_results_match_cpu_for_common_operators(foo):
+    torch.manual_seed(0)
+    a, b = torch.randn(8, 16), torch.randn(16, 4)
+    fa, fb = a.foo(), b.foo()
+    checks = {
+        "matmul": (fa @ fb, a @ b),
+        "softmax": (torch.softmax(fa, 1), torch.softmax(a, 1)),
+        "layer_norm": (torch.nn.functional.layer_norm(fa, (16,)), torch.nn.functional.layer_norm(a, (16,))),
+        "where": (torch.where(fa > 0, fa, -fa), torch.where(a > 0, a, -a)),
+        "cat": (torch.cat([fa, fa], 1), torch.cat([a, a], 1)),
+        "sum": (fa.sum(1), a.sum(1)),
+        "clamp": (fa.clamp(-0.5, 0.5), a.clamp(-0.5, 0.5)),
+        "gelu": (torch.nn.functional.gelu(fa), torch.nn.functional.gelu(a)),
+        "index": (fa[torch.tensor([0, 3], device="foo")], a[torch.tensor([0, 3])]),
+    }
+    for name, (got, want) in checks.items():
+        torch.testing.assert_close(got.cpu(), want, msg=name)

@@ -1,0 +1,92 @@
+"""Random numbers on foo: seeding, state, generators, random operators."""
+
+import pytest
+import torch
+
+from conftest import run_python
+
+
+def test_same_seed_same_numbers_every_run():
+    code = """
+        import torch
+        torch.manual_seed(1234)
+        print(torch.randn(4, device="foo").cpu().tolist(), torch.rand(3, device="foo:1").cpu().tolist())
+    """
+    assert run_python(code) == run_python(code)
+
+
+def test_torch_manual_seed_seeds_foo(foo):
+    torch.manual_seed(7)
+    a = torch.rand(5, device="foo")
+    foo.manual_seed(7)
+    b = torch.rand(5, device="foo")
+    assert torch.equal(a.cpu(), b.cpu())
+    assert foo.initial_seed() == 7
+    foo.manual_seed_all(9)
+    assert [foo.initial_seed()] == [9]
+    with foo.device(1):
+        assert foo.initial_seed() == 9
+
+
+def test_state_save_and_restore_replays(foo):
+    state = foo.get_rng_state()
+    first = torch.randn(6, device="foo")
+    foo.set_rng_state(state)
+    assert torch.equal(torch.randn(6, device="foo").cpu(), first.cpu())
+    states = foo.get_rng_state_all()
+    assert len(states) == 2 and all(s.dtype == torch.uint8 for s in states)
+    foo.set_rng_state_all(states)
+    with pytest.raises(RuntimeError, match="wrong size"):
+        foo.set_rng_state(torch.zeros(3, dtype=torch.uint8))
+
+
+def test_fork_rng_restores_foo(foo):
+    before = foo.get_rng_state()
+    with torch.random.fork_rng(devices=[0], device_type="foo"):
+        torch.rand(10, device="foo")
+    assert torch.equal(foo.get_rng_state(), before)
+
+
+def test_explicit_generators(foo):
+    g1, g2 = torch.Generator(device="foo"), torch.Generator(device="foo")
+    g1.manual_seed(3)
+    g2.manual_seed(3)
+    assert g1.device == torch.device("foo:0")
+    assert torch.equal(torch.rand(4, device="foo", generator=g1).cpu(),
+                       torch.rand(4, device="foo", generator=g2).cpu())
+    with pytest.raises(RuntimeError, match="generator"):
+        torch.rand(4, device="foo", generator=torch.Generator())
+
+
+def test_numbers_do_not_depend_on_which_stream_runs_first(foo):
+    foo.manual_seed(5)
+    s1, s2 = foo.Stream(), foo.Stream()
+    with foo.stream(s1):
+        foo._sleep(100)
+        a = torch.rand(3, device="foo")
+    with foo.stream(s2):
+        b = torch.rand(3, device="foo")        # runs first, launched second
+    foo.synchronize()
+    foo.manual_seed(5)
+    assert torch.equal(a.cpu(), torch.rand(3, device="foo").cpu())
+    assert torch.equal(b.cpu(), torch.rand(3, device="foo").cpu())
+
+
+def test_random_operators_run_on_foo(foo):
+    foo.manual_seed(0)
+    n = 100_000
+    u = torch.empty(n, device="foo").uniform_(2, 3)
+    assert u.is_foo and 2 <= u.min().item() and u.max().item() < 3
+    x = torch.empty(n, device="foo").normal_(1.0, 2.0)
+    assert abs(x.mean().item() - 1.0) < 0.05 and abs(x.std().item() - 2.0) < 0.05
+    bern = torch.bernoulli(torch.full((n,), 0.3, device="foo"))
+    assert abs(bern.mean().item() - 0.3) < 0.01
+    perm = torch.randperm(50, device="foo")
+    assert perm.is_foo and sorted(perm.cpu().tolist()) == list(range(50))
+    picks = torch.multinomial(torch.tensor([0.0, 1.0, 0.0, 1.0], device="foo"), 2)
+    assert sorted(picks.cpu().tolist()) == [1, 3]
+    dropped = torch.nn.functional.dropout(torch.ones(n, device="foo"), p=0.25)
+    kept = dropped.ne(0).float().mean().item()
+    assert abs(kept - 0.75) < 0.01 and dropped.max().item() == pytest.approx(1 / 0.75)
+    assert torch.equal(torch.nn.functional.dropout(torch.ones(4, device="foo"), 0.5, training=False).cpu(),
+                       torch.ones(4))

@@ -1,0 +1,65 @@
+"""Random number generation on foo, with torch.cuda.random's API.
+
+Each device has a default generator; torch.manual_seed seeds them all.
+Generators need no initialized runtime, so seeding early is cheap.
+"""
+
+from collections.abc import Iterable
+
+import torch
+
+from torch_foo import _C
+from torch_foo.foo._utils import DeviceLike, _get_device_index
+
+
+def _generator(device: DeviceLike) -> torch.Generator:
+    return _C._default_generator(_get_device_index(device, optional=True))
+
+
+def get_rng_state(device: DeviceLike = "foo") -> torch.Tensor:
+    """The RNG state of ``device`` as a ByteTensor."""
+    return _generator(device).get_state()
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    """The RNG states of all foo devices."""
+    return [get_rng_state(i) for i in range(_C._device_count())]
+
+
+def set_rng_state(new_state: torch.Tensor, device: DeviceLike = "foo") -> None:
+    """Restores the RNG state of ``device`` from get_rng_state's result."""
+    _generator(device).set_state(new_state.clone(memory_format=torch.contiguous_format))
+
+
+def set_rng_state_all(new_states: Iterable[torch.Tensor]) -> None:
+    """Restores the RNG states of all devices, in device order."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+def manual_seed(seed: int) -> None:
+    """Seeds the current foo device's generator."""
+    _generator(None).manual_seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seeds the generators of all foo devices."""
+    for i in range(_C._device_count()):
+        _generator(i).manual_seed(int(seed))
+
+
+def seed() -> None:
+    """Seeds the current device's generator with a non-deterministic number."""
+    _generator(None).seed()
+
+
+def seed_all() -> None:
+    """Seeds every device with one non-deterministic number."""
+    value = _generator(0).seed() if _C._device_count() else None
+    for i in range(1, _C._device_count()):
+        _generator(i).manual_seed(value)
+
+
+def initial_seed() -> int:
+    """The seed of the current device's generator."""
+    return _generator(None).initial_seed()
