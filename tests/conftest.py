@@ -65,3 +65,15 @@ def foo():
     for index in range(torch.foo.device_count()):
         torch.foo.set_stream(torch.foo.default_stream(index))
     torch.foo.set_device(0)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Reports the OpInfo sweep's pass rate (tests/test_opinfo.py lists what it leaves out and why)."""
+    def count(kind):
+        return sum(1 for r in terminalreporter.stats.get(kind, []) if "test_opinfo.py" in getattr(r, "nodeid", ""))
+
+    passed, failed, skipped = count("passed"), count("failed"), count("skipped")
+    if passed + failed:
+        terminalreporter.write_line(
+            f"OpInfo sweep: {passed} of {passed + failed} operators match CPU "
+            f"({100 * passed / (passed + failed):.1f}%), {skipped} left out (see EXCLUDED in tests/test_opinfo.py)")

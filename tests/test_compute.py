@@ -146,3 +146,27 @@ def test_results_match_cpu_for_common_operators(foo):
     }
     for name, (got, want) in checks.items():
         torch.testing.assert_close(got.cpu(), want, msg=name)
+
+
+def test_tensor_split_takes_cpu_indices_as_on_cuda(foo):
+    x = torch.arange(6.0, device="foo")
+    parts = torch.tensor_split(x, torch.tensor([1, 4]))
+    assert [p.cpu().tolist() for p in parts] == [[0.0], [1.0, 2.0, 3.0], [4.0, 5.0]]
+    with pytest.raises(RuntimeError, match="to be on cpu"):
+        torch.tensor_split(x, torch.tensor([1, 4], device="foo"))
+
+
+def test_convolutions_match_cpu(foo):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 8, 8, requires_grad=True)
+    conv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
+    fx = x.detach().foo().requires_grad_()
+    fconv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1).foo()
+    fconv.load_state_dict(conv.state_dict())
+    want, got = conv(x), fconv(fx)
+    torch.testing.assert_close(got.cpu(), want)
+    want.sum().backward()
+    got.sum().backward()
+    torch.testing.assert_close(fx.grad.cpu(), x.grad)
+    torch.testing.assert_close(fconv.weight.grad.cpu(), conv.weight.grad)
+    torch.testing.assert_close(fconv.bias.grad.cpu(), conv.bias.grad)

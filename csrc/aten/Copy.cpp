@@ -18,8 +18,11 @@
 namespace foo::aten {
 namespace {
 
+// Same dtype, both contiguous, no pending conjugation or negation: the
+// copy is a plain move of bytes.
 bool plain_bytes(const at::Tensor& a, const at::Tensor& b) {
-  return a.dtype() == b.dtype() && a.is_contiguous() && b.is_contiguous();
+  return a.dtype() == b.dtype() && a.is_contiguous() && b.is_contiguous() && a.is_conj() == b.is_conj() &&
+         a.is_neg() == b.is_neg();
 }
 
 size_t nbytes(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
@@ -73,7 +76,7 @@ void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_
     copy_same_device(staging, dst);
     return;
   }
-  at::Tensor host = plain_bytes(src, dst) ? src : src.to(dst.scalar_type()).contiguous();
+  at::Tensor host = plain_bytes(src, dst) ? src : src.to(dst.scalar_type()).resolve_conj().resolve_neg().contiguous();
   FooStream stream = getCurrentFooStream(dst.device().index());
   FOO_CHECK(fooMemcpyAsync(dst.data_ptr(), host.data_ptr(), nbytes(dst), fooMemcpyHostToDevice, stream.stream()));
   finish_host_copy(host, stream, non_blocking);
@@ -132,6 +135,18 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   c10::DeviceGuard guard(self.device());
   copy_device_to_host(self, host, false);
   return at::_local_scalar_dense(host);
+}
+
+// foo's copy honours the conjugation and negation bits itself; without
+// these, their fallbacks would materialize the source with clone, which
+// copies through _copy_from again.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -13,12 +13,14 @@
 //  - operators whose outputs depend on the data (no meta result, or
 //    non-tensor results): the host waits for the stream, runs the CPU
 //    implementation, and copies each fresh output once to the device.
+#include <algorithm>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -168,6 +170,8 @@ at::Tensor foo_view_of(const at::Tensor& cpu_view, const Stack& args) {
   auto view = at::detail::make_tensor<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(owner->storage()),
                                                        owner->key_set(), cpu_view.dtype());
   view.unsafeGetTensorImpl()->set_sizes_and_strides(cpu_view.sizes(), cpu_view.strides(), offset);
+  if (cpu_view.is_conj()) view._set_conj(true);
+  if (cpu_view.is_neg()) view._set_neg(true);
   return view;
 }
 
@@ -229,14 +233,38 @@ at::Tensor foo_copy_of(const at::Tensor& cpu, c10::Device device) {
   return out;
 }
 
-// Waits for the device's current stream, then runs on the host.
+bool is_out_argument(const c10::Argument& a) {
+  return a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite();
+}
+
+bool has_out_arguments(const c10::FunctionSchema& schema) {
+  return std::any_of(schema.arguments().begin(), schema.arguments().end(), is_out_argument);
+}
+
+// Waits for the device's current stream, then runs on the host. out=
+// arguments get fresh CPU tensors (the kernel may resize them as it likes);
+// the foo ones are then resized and filled.
 void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device) {
   Stack args(stack->end() - num_args, stack->end());
-  getCurrentFooStream(device.index()).synchronize();
-  Stack cpu = cpu_arguments(op.schema(), args, device);
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
-  torch::jit::drop(*stack, num_args);
   const auto& schema = op.schema();
+  getCurrentFooStream(device.index()).synchronize();
+  Stack cpu = cpu_arguments(schema, args, device);
+  std::vector<size_t> outs;
+  for (size_t i = 0; i < num_args; ++i) {
+    if (is_out_argument(schema.arguments()[i]) && args[i].isTensor() && args[i].toTensor().defined()) {
+      cpu[i] = at::empty({0}, args[i].toTensor().options().device(c10::kCPU));
+      outs.push_back(i);
+    }
+  }
+  Stack cpu_outs(cpu.begin(), cpu.end());  // keeps the CPU out tensors after the call consumes the stack
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+  for (size_t i : outs) {
+    at::Tensor foo_out = args[i].toTensor();
+    const at::Tensor& result = cpu_outs[i].toTensor();
+    foo_out.resize_(result.sizes());
+    foo_out.copy_(result);
+  }
+  torch::jit::drop(*stack, num_args);
   for (size_t i = 0; i < cpu.size(); ++i) {
     if (auto arg = written_argument(schema, i)) {
       stack->push_back(args[*arg]);
@@ -303,6 +331,9 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
     if (auto arg = written_argument(schema, r)) {
       results.push_back(args[*arg]);
       flat += 1;
+    } else if (meta[r].isTensor() && !meta[r].toTensor().defined()) {
+      results.push_back(meta[r]);  // an output the operator leaves undefined
+      flat += 1;
     } else if (meta[r].isTensor()) {
       const at::Tensor& m = meta[r].toTensor();
       auto out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
@@ -336,10 +367,21 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
                   flat_results.push_back(r.isTensor() ? r.toTensor() : at::Tensor());
                 }
               }
-              for (const auto& [target, index] : targets) target.cpu().copy_(flat_results[index]);
+              for (const auto& [target, index] : targets) {
+                TORCH_CHECK(flat_results[index].sizes() == target.cpu().sizes(), "output ", index, " has shape ",
+                            flat_results[index].sizes(), " on CPU but its meta function gave ", target.cpu().sizes());
+                target.cpu().copy_(flat_results[index]);
+              }
             });
   torch::jit::drop(*stack, num_args);
   for (auto& r : results) stack->push_back(std::move(r));
+}
+
+// Operators whose meta outputs do not match what their CPU kernels
+// produce: they run on the host, synchronously.
+bool inexact_meta(const c10::OperatorHandle& op) {
+  const auto& name = op.operator_name().name;
+  return name == "aten::_embedding_bag" || name == "aten::_embedding_bag_forward_only";
 }
 
 void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
@@ -350,7 +392,10 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   c10::Device device = call_device(op, args);
   c10::DeviceGuard guard(device);
   if (returns_views(schema)) return run_views(op, stack, num_args);
-  if (auto meta = meta_results(op, args)) return run_queued(op, stack, num_args, device, *meta);
+  // out= arguments may be resized in ways meta functions do not predict.
+  if (!inexact_meta(op) && !has_out_arguments(schema)) {
+    if (auto meta = meta_results(op, args)) return run_queued(op, stack, num_args, device, *meta);
+  }
   run_synchronously(op, stack, num_args, device);
 }
 

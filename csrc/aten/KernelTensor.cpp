@@ -8,7 +8,7 @@ namespace {
 
 // A non-owning CPU tensor over `data`. Built directly rather than with
 // at::from_blob: this runs once per tensor argument of every kernel.
-at::Tensor alias(void* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype) {
+at::Tensor raw_alias(void* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype) {
   if (data == nullptr) {  // no elements
     return at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype).device(c10::kCPU));
   }
@@ -22,18 +22,29 @@ at::Tensor alias(void* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, c
   return t;
 }
 
+at::Tensor alias(void* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype, bool conj,
+                 bool neg) {
+  at::Tensor t = raw_alias(data, sizes, strides, dtype);
+  if (conj) t._set_conj(true);
+  if (neg) t._set_neg(true);
+  return t;
+}
+
 }  // namespace
 
 KernelTensor::KernelTensor(const at::Tensor& t)
     : data_(t.numel() == 0 ? nullptr : t.data_ptr()),
       sizes_(t.sizes().begin(), t.sizes().end()),
       strides_(t.strides().begin(), t.strides().end()),
-      dtype_(t.scalar_type()) {}
+      dtype_(t.scalar_type()),
+      conj_(t.is_conj()),
+      neg_(t.is_neg()) {}
 
-at::Tensor KernelTensor::cpu() const { return alias(data_, sizes_, strides_, dtype_); }
+at::Tensor KernelTensor::cpu() const { return alias(data_, sizes_, strides_, dtype_, conj_, neg_); }
 
 at::Tensor cpu_alias(const at::Tensor& t) {
-  return alias(t.numel() == 0 ? nullptr : t.data_ptr(), t.sizes(), t.strides(), t.scalar_type());
+  return alias(t.numel() == 0 ? nullptr : t.data_ptr(), t.sizes(), t.strides(), t.scalar_type(), t.is_conj(),
+               t.is_neg());
 }
 
 }  // namespace foo::aten

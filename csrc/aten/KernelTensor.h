@@ -20,6 +20,8 @@ class KernelTensor {
   c10::SmallVector<int64_t, 6> sizes_;
   c10::SmallVector<int64_t, 6> strides_;
   c10::ScalarType dtype_;
+  bool conj_;  // lazy conjugation and negation bits travel with the view
+  bool neg_;
 };
 
 // A CPU tensor over a foo tensor's memory, for use on the host after the

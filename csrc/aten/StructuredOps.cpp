@@ -250,8 +250,6 @@
 #include <ATen/ops/mish_meta.h>
 #include <ATen/ops/mm_cpu_dispatch.h>
 #include <ATen/ops/mm_meta.h>
-#include <ATen/ops/mse_loss_cpu_dispatch.h>
-#include <ATen/ops/mse_loss_meta.h>
 #include <ATen/ops/mul_cpu_dispatch.h>
 #include <ATen/ops/mul_meta.h>
 #include <ATen/ops/ne_cpu_dispatch.h>
@@ -322,8 +320,6 @@
 #include <ATen/ops/sinh_meta.h>
 #include <ATen/ops/slow_conv_transpose2d_cpu_dispatch.h>
 #include <ATen/ops/slow_conv_transpose2d_meta.h>
-#include <ATen/ops/smooth_l1_loss_cpu_dispatch.h>
-#include <ATen/ops/smooth_l1_loss_meta.h>
 #include <ATen/ops/softplus_backward_cpu_dispatch.h>
 #include <ATen/ops/softplus_backward_meta.h>
 #include <ATen/ops/softplus_cpu_dispatch.h>
@@ -749,12 +745,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_convert_indices_from_coo_to_csr_out)>::register_in(m, "_convert_indices_from_coo_to_csr", nullptr, "_convert_indices_from_coo_to_csr.out");
   Structured<"aten::_convert_indices_from_csr_to_coo", at::meta::structured__convert_indices_from_csr_to_coo,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::_convert_indices_from_csr_to_coo_out)>::register_in(m, "_convert_indices_from_csr_to_coo", nullptr, "_convert_indices_from_csr_to_coo.out");
-  Structured<"aten::mse_loss", at::meta::structured_mse_loss,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::mse_loss_out)>::register_in(m, "mse_loss", nullptr, "mse_loss.out");
   Structured<"aten::nll_loss_backward", at::meta::structured_nll_loss_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const ::std::optional<at::Tensor> &, int64_t, int64_t, const at::Tensor &)>(&at::cpu::nll_loss_backward_out)>::register_in(m, "nll_loss_backward", nullptr, "nll_loss_backward.grad_input");
-  Structured<"aten::smooth_l1_loss", at::meta::structured_smooth_l1_loss,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t, double)>(&at::cpu::smooth_l1_loss_out)>::register_in(m, "smooth_l1_loss", nullptr, "smooth_l1_loss.out");
   Structured<"aten::elu", at::meta::structured_elu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, const at::Scalar &)>(&at::cpu::elu_out)>::register_in(m, "elu", "elu_", "elu.out");
   Structured<"aten::elu_backward", at::meta::structured_elu_backward,

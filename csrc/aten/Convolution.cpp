@@ -1,0 +1,86 @@
+// Convolutions on foo. at::convolution sends backends other than CPU and
+// CUDA to convolution_overrideable (and its backward); here they run ATen's
+// CPU convolution on the stream.
+#include <ATen/ops/convolution.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/empty.h>
+#include <torch/library.h>
+
+#include "aten/KernelTensor.h"
+#include "aten/Launch.h"
+#include "aten/Structured.h"
+
+namespace foo::aten {
+namespace {
+
+// The output size of a (transposed) convolution, as ATen computes it.
+std::vector<int64_t> output_size(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+                                 at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                                 at::IntArrayRef output_padding, int64_t groups) {
+  std::vector<int64_t> size{input.size(0), transposed ? weight.size(1) * groups : weight.size(0)};
+  for (int64_t d = 2; d < input.dim(); ++d) {
+    int64_t i = d - 2;
+    int64_t kernel = dilation[i] * (weight.size(d) - 1) + 1;
+    size.push_back(transposed ? (input.size(d) - 1) * stride[i] - 2 * padding[i] + kernel + output_padding[i]
+                              : (input.size(d) + 2 * padding[i] - kernel) / stride[i] + 1);
+    TORCH_CHECK(size.back() > 0, "Calculated output size ", size, " is too small for input ", input.sizes(),
+                " and weight ", weight.sizes());
+  }
+  return size;
+}
+
+at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
+                       at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                       at::IntArrayRef output_padding, int64_t groups) {
+  const char* name = "aten::convolution_overrideable";
+  c10::Device device = input.device();
+  check_on_device(device, weight, name);
+  if (bias.has_value()) check_on_device(device, *bias, name);
+  at::Tensor out = at::empty(output_size(input, weight, stride, padding, dilation, transposed, output_padding, groups),
+                             input.options().memory_format(input.suggest_memory_format()));
+  if (out.numel() == 0) return out;
+  launch_op(device.index(), name,
+            [o = KernelTensor(out), in = KernelTensor(input), w = KernelTensor(weight),
+             b = Carry<const std::optional<at::Tensor>&>::keep(bias), stride = stride.vec(), padding = padding.vec(),
+             dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups] {
+              o.cpu().copy_(at::convolution(in.cpu(), w.cpu(), Carry<const std::optional<at::Tensor>&>::give(b),
+                                            stride, padding, dilation, transposed, output_padding, groups));
+            });
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups,
+    std::array<bool, 3> output_mask) {
+  const char* name = "aten::convolution_backward_overrideable";
+  c10::Device device = grad_output.device();
+  check_on_device(device, input, name);
+  check_on_device(device, weight, name);
+  at::Tensor grad_input = output_mask[0] ? at::empty_like(input) : at::Tensor();
+  at::Tensor grad_weight = output_mask[1] ? at::empty_like(weight) : at::Tensor();
+  int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
+  at::Tensor grad_bias = output_mask[2] ? at::empty({channels}, weight.options()) : at::Tensor();
+  auto keep = [](const at::Tensor& t) { return t.defined() ? std::optional<KernelTensor>(t) : std::nullopt; };
+  launch_op(device.index(), name,
+            [go = KernelTensor(grad_output), in = KernelTensor(input), w = KernelTensor(weight), gi = keep(grad_input),
+             gw = keep(grad_weight), gb = keep(grad_bias), stride = stride.vec(), padding = padding.vec(),
+             dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups, output_mask,
+             channels] {
+              auto [i, w_grad, b] =
+                  at::convolution_backward(go.cpu(), in.cpu(), w.cpu(), std::vector<int64_t>{channels}, stride,
+                                           padding, dilation, transposed, output_padding, groups, output_mask);
+              if (gi) gi->cpu().copy_(i);
+              if (gw) gw->cpu().copy_(w_grad);
+              if (gb) gb->cpu().copy_(b);
+            });
+  return {grad_input, grad_weight, grad_bias};
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("convolution_overrideable", TORCH_FN(convolution));
+  m.impl("convolution_backward_overrideable", TORCH_FN(convolution_backward));
+}
+
+}  // namespace
+}  // namespace foo::aten

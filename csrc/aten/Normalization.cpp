@@ -1,0 +1,115 @@
+// Batch and layer normalization on foo: ATen's CPU kernels on the stream.
+// Not left to the fallback: their meta functions give the saved statistics
+// shapes or dtypes that the CPU kernels do not produce, and later kernels
+// (the backward) depend on those.
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/AccumulateType.h>
+#include <ATen/ops/native_batch_norm.h>
+#include <ATen/ops/native_layer_norm.h>
+#include <torch/library.h>
+
+#include "aten/KernelTensor.h"
+#include "aten/Launch.h"
+#include "aten/Structured.h"
+
+namespace foo::aten {
+namespace {
+
+using Optional = Carry<const std::optional<at::Tensor>&>;
+
+// As ATen's CPU kernels: statistics in the input's dtype, except float for
+// reduced-precision input with float parameters.
+at::ScalarType stats_dtype(const at::Tensor& input, const std::optional<at::Tensor>& weight) {
+  bool mixed = at::isReducedFloatingType(input.scalar_type()) && weight.has_value() && weight->defined() &&
+               weight->scalar_type() == at::kFloat;
+  return mixed ? at::kFloat : input.scalar_type();
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm(
+    const at::Tensor& input, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var, bool training,
+    double momentum, double eps) {
+  const char* name = "aten::native_batch_norm";
+  c10::Device device = input.device();
+  for (const auto* t : {&weight, &bias, &running_mean, &running_var}) check_argument(device, *t, name);
+  TORCH_CHECK(input.dim() >= 2, "batch_norm expects an input with at least 2 dimensions, got ", input.sizes());
+  int64_t channels = input.size(1);
+  // As the CPU kernel: statistics are saved only when training.
+  auto stats_options = input.options().dtype(stats_dtype(input, weight));
+  at::Tensor out = at::empty_like(input, input.suggest_memory_format());
+  at::Tensor save_mean = at::empty({training ? channels : 0}, stats_options);
+  at::Tensor save_invstd = at::empty({training ? channels : 0}, stats_options);
+  if (input.numel() == 0) return {out, save_mean, save_invstd};
+  // The running statistics are updated in place by the CPU kernel.
+  launch_op(device.index(), name,
+            [in = KernelTensor(input), o = KernelTensor(out), sm = KernelTensor(save_mean),
+             si = KernelTensor(save_invstd), w = Optional::keep(weight), b = Optional::keep(bias),
+             rm = Optional::keep(running_mean), rv = Optional::keep(running_var), training, momentum, eps] {
+              auto [y, mean, invstd] = at::native_batch_norm(in.cpu(), Optional::give(w), Optional::give(b),
+                                                             Optional::give(rm), Optional::give(rv), training,
+                                                             momentum, eps);
+              o.cpu().copy_(y);
+              if (training) {
+                sm.cpu().copy_(mean);
+                si.cpu().copy_(invstd);
+              }
+            });
+  return {out, save_mean, save_invstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,
+                                                                  at::IntArrayRef normalized_shape,
+                                                                  const std::optional<at::Tensor>& weight,
+                                                                  const std::optional<at::Tensor>& bias, double eps) {
+  const char* name = "aten::native_layer_norm";
+  c10::Device device = input.device();
+  check_argument(device, weight, name);
+  check_argument(device, bias, name);
+  int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  TORCH_CHECK(axis >= 0 && input.sizes().slice(axis).equals(normalized_shape), "Given normalized_shape=",
+              normalized_shape, ", expected input with shape [*, ", normalized_shape, "], but got input of size",
+              input.sizes());
+  std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
+  stat_shape.resize(input.dim(), 1);
+  auto stats_options = input.options().dtype(stats_dtype(input, weight));
+  at::Tensor out = at::empty_like(input, at::MemoryFormat::Contiguous);
+  at::Tensor mean = at::empty(stat_shape, stats_options);
+  at::Tensor rstd = at::empty(stat_shape, stats_options);
+  if (input.numel() == 0) return {out, mean, rstd};
+  launch_op(device.index(), name,
+            [in = KernelTensor(input), o = KernelTensor(out), m = KernelTensor(mean), r = KernelTensor(rstd),
+             shape = normalized_shape.vec(), w = Optional::keep(weight), b = Optional::keep(bias), eps] {
+              auto [y, mu, rs] = at::native_layer_norm(in.cpu(), shape, Optional::give(w), Optional::give(b), eps);
+              o.cpu().copy_(y);
+              m.cpu().copy_(mu);
+              r.cpu().copy_(rs);
+            });
+  return {out, mean, rstd};
+}
+
+// The functionalization-friendly spellings of the same computation.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit(const at::Tensor& input,
+                                                                const std::optional<at::Tensor>& weight,
+                                                                const std::optional<at::Tensor>& bias,
+                                                                at::Tensor& running_mean, at::Tensor& running_var,
+                                                                bool training, double momentum, double eps) {
+  return batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit_no_stats(const at::Tensor& input,
+                                                                         const std::optional<at::Tensor>& weight,
+                                                                         const std::optional<at::Tensor>& bias,
+                                                                         bool training, double momentum, double eps) {
+  return batch_norm(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_batch_norm", TORCH_FN(batch_norm));
+  m.impl("_native_batch_norm_legit", TORCH_FN(batch_norm_legit));
+  m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(batch_norm_legit_no_stats));
+  m.impl("native_layer_norm", TORCH_FN(native_layer_norm));
+}
+
+}  // namespace
+}  // namespace foo::aten
