@@ -27,4 +27,6 @@ from torch_foo._backend import register as _register  # noqa: E402
 
 _register()
 
-__all__: list[str] = []
+from torch_foo import ops  # noqa: E402
+
+__all__ = ["ops"]

@@ -39,7 +39,25 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   return {output, mask};
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("native_dropout", TORCH_FN(native_dropout)); }
+at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tensor& mask, double scale) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be Bool Scalar Type", mask.scalar_type());
+  TORCH_CHECK(mask.device() == grad_output.device() && mask.sizes() == grad_output.sizes(),
+              "native_dropout_backward: mask must match grad_output's shape and device");
+  at::Tensor grad_input = at::empty_like(grad_output);
+  if (grad_input.numel() == 0) return grad_input;
+  launch_op(grad_output.device().index(), "aten::native_dropout_backward",
+            [g = KernelTensor(grad_output), m = KernelTensor(mask), out = KernelTensor(grad_input), scale] {
+              at::Tensor o = out.cpu();
+              at::mul_out(o, g.cpu(), m.cpu());
+              o.mul_(scale);
+            });
+  return grad_input;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_dropout", TORCH_FN(native_dropout));
+  m.impl("native_dropout_backward", TORCH_FN(native_dropout_backward));
+}
 
 }  // namespace
 }  // namespace foo::aten

@@ -7,6 +7,7 @@
 #include <ATen/AccumulateType.h>
 #include <ATen/ops/native_batch_norm.h>
 #include <ATen/ops/native_layer_norm.h>
+#include <ATen/ops/native_layer_norm_backward.h>
 #include <torch/library.h>
 
 #include "aten/KernelTensor.h"
@@ -104,7 +105,38 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_legit_no_stats(const a
   return batch_norm(input, weight, bias, std::nullopt, std::nullopt, training, momentum, eps);
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, at::IntArrayRef normalized_shape, const at::Tensor& mean,
+    const at::Tensor& rstd, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    std::array<bool, 3> output_mask) {
+  const char* name = "aten::native_layer_norm_backward";
+  c10::Device device = grad_out.device();
+  for (const at::Tensor* t : {&input, &mean, &rstd}) check_on_device(device, *t, name);
+  check_argument(device, weight, name);
+  check_argument(device, bias, name);
+  auto maybe = [](bool wanted, const std::optional<at::Tensor>& like) {
+    return wanted && like.has_value() && like->defined() ? at::empty_like(*like, at::MemoryFormat::Contiguous)
+                                                         : at::Tensor();
+  };
+  at::Tensor grad_input = output_mask[0] ? at::empty_like(input, at::MemoryFormat::Contiguous) : at::Tensor();
+  at::Tensor grad_weight = maybe(output_mask[1], weight);
+  at::Tensor grad_bias = maybe(output_mask[2], bias);
+  auto keep = [](const at::Tensor& t) { return t.defined() ? std::optional<KernelTensor>(t) : std::nullopt; };
+  launch_op(device.index(), name,
+            [go = KernelTensor(grad_out), in = KernelTensor(input), m = KernelTensor(mean), r = KernelTensor(rstd),
+             w = Optional::keep(weight), b = Optional::keep(bias), shape = normalized_shape.vec(), output_mask,
+             gi = keep(grad_input), gw = keep(grad_weight), gb = keep(grad_bias)] {
+              auto [di, dw, db] = at::native_layer_norm_backward(go.cpu(), in.cpu(), shape, m.cpu(), r.cpu(),
+                                                                 Optional::give(w), Optional::give(b), output_mask);
+              if (gi) gi->cpu().copy_(di);
+              if (gw && dw.defined()) gw->cpu().copy_(dw);
+              if (gb && db.defined()) gb->cpu().copy_(db);
+            });
+  return {grad_input, grad_weight, grad_bias};
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
   m.impl("native_batch_norm", TORCH_FN(batch_norm));
   m.impl("_native_batch_norm_legit", TORCH_FN(batch_norm_legit));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(batch_norm_legit_no_stats));

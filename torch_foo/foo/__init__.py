@@ -29,7 +29,9 @@ from torch_foo.foo.memory import (
     reset_accumulated_memory_stats,
     reset_peak_memory_stats,
 )
+from torch_foo.foo import amp
 from torch_foo.foo._fallback import fallback_ops
+from torch_foo.foo.amp import get_amp_supported_dtype
 from torch_foo.foo.random import (
     get_rng_state,
     get_rng_state_all,
@@ -76,6 +78,8 @@ __all__ = [
     "device",
     "device_count",
     "device_of",
+    "amp",
+    "get_amp_supported_dtype",
     "get_device_capability",
     "get_rng_state",
     "get_rng_state_all",

@@ -1,0 +1,60 @@
+// The two operators torch.amp.GradScaler needs, as foo kernels: ATen's CPU
+// implementations on the stream, so unscaling, the inf/nan check and the
+// scale update never leave the device.
+#include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
+#include <ATen/ops/_amp_update_scale.h>
+#include <torch/library.h>
+
+#include "aten/KernelTensor.h"
+#include "aten/Launch.h"
+#include "aten/Structured.h"
+
+namespace foo::aten {
+namespace {
+
+void non_finite_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, const at::Tensor& inv_scale) {
+  const char* name = "aten::_amp_foreach_non_finite_check_and_unscale_";
+  c10::Device device = found_inf.device();
+  TORCH_CHECK(device.type() == c10::DeviceType::PrivateUse1, name, ": found_inf must be a foo tensor, got one on ",
+              device);
+  check_on_device(device, inv_scale, name);
+  TORCH_CHECK(inv_scale.numel() == 1 && found_inf.numel() == 1, name,
+              ": inv_scale and found_inf must be 1-element tensors");
+  std::vector<KernelTensor> kept;
+  for (const at::Tensor& g : grads) {
+    TORCH_CHECK(g.device() == device, name, ": every gradient must be on ", device, " like found_inf, but one is on ",
+                g.device());
+    kept.emplace_back(g);
+  }
+  launch_op(device.index(), name, [kept, f = KernelTensor(found_inf), s = KernelTensor(inv_scale)] {
+    std::vector<at::Tensor> cpu;
+    cpu.reserve(kept.size());
+    for (const auto& g : kept) cpu.push_back(g.cpu());
+    at::Tensor found = f.cpu();
+    at::_amp_foreach_non_finite_check_and_unscale_(cpu, found, s.cpu());
+  });
+}
+
+at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at::Tensor& found_inf,
+                         double growth_factor, double backoff_factor, int64_t growth_interval) {
+  const char* name = "aten::_amp_update_scale_";
+  c10::Device device = scale.device();
+  check_on_device(device, growth_tracker, name);
+  check_on_device(device, found_inf, name);
+  launch_op(device.index(), name,
+            [s = KernelTensor(scale), g = KernelTensor(growth_tracker), f = KernelTensor(found_inf), growth_factor,
+             backoff_factor, growth_interval] {
+              at::Tensor cpu_scale = s.cpu();
+              at::Tensor cpu_tracker = g.cpu();
+              at::_amp_update_scale_(cpu_scale, cpu_tracker, f.cpu(), growth_factor, backoff_factor, growth_interval);
+            });
+  return scale;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(non_finite_check_and_unscale));
+  m.impl("_amp_update_scale_", TORCH_FN(update_scale));
+}
+
+}  // namespace
+}  // namespace foo::aten
