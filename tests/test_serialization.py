@@ -2,6 +2,8 @@
 
 import io
 
+import pytest
+
 import torch
 
 
@@ -54,3 +56,18 @@ def test_dataloader_pins_for_foo(foo):
     on_device = [x.to("foo", non_blocking=True) for x, _ in batches]
     foo.synchronize()
     assert torch.equal(torch.cat([t.cpu() for t in on_device]), dataset.tensors[0])
+
+
+def test_backend_metadata_survives_a_round_trip(foo):
+    import torch_foo
+
+    t = torch.ones(3, device="foo")
+    torch_foo.set_backend_flag(t, "blocked_layout")
+    torch_foo.set_backend_flag(t, "verified", False)
+    assert torch_foo.backend_flags(t) == {"blocked_layout": True, "verified": False}
+    for location in (None, "foo:1"):
+        loaded = _round_trip({"t": t}, map_location=location)["t"]
+        assert torch_foo.backend_flags(loaded) == {"blocked_layout": True, "verified": False}
+    assert torch_foo.backend_flags(torch.zeros(2, device="foo")) == {}
+    with pytest.raises(RuntimeError, match="kept on foo tensors"):
+        torch_foo.set_backend_flag(torch.ones(2), "x")

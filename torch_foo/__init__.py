@@ -28,5 +28,6 @@ from torch_foo._backend import register as _register  # noqa: E402
 _register()
 
 from torch_foo import ops  # noqa: E402
+from torch_foo.serialization import backend_flags, set_backend_flag  # noqa: E402
 
-__all__ = ["ops"]
+__all__ = ["backend_flags", "ops", "set_backend_flag"]
