@@ -3,7 +3,6 @@
 import io
 
 import pytest
-
 import torch
 
 

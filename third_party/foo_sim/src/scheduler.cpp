@@ -9,10 +9,13 @@
 namespace foo_sim {
 namespace {
 
-// How long an idle executor (or a synchronizing host) polls before it
-// blocks: long enough to bridge the gap between two back-to-back launches,
-// short enough not to steal a core from kernels for long.
+// How long an idle executor polls before it blocks: long enough to bridge
+// the gap between two back-to-back launches, short enough not to steal a
+// core from kernels for long.
 constexpr auto kSpin = std::chrono::microseconds(50);
+// A synchronizing host polls only briefly: it usually waits for real work,
+// and its core is better left to the kernels it waits for.
+constexpr auto kHostSpin = std::chrono::microseconds(5);
 
 thread_local bool t_on_executor = false;
 thread_local bool t_kernel_failed = false;
@@ -449,7 +452,7 @@ void Scheduler::run_kernel(const Command& c) {
 void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred) {
   if (pred()) return;
   if (!blocking) {
-    auto until = Clock::now() + kSpin;
+    auto until = Clock::now() + kHostSpin;
     while (Clock::now() < until) {
       uint64_t seen = progress_.load(std::memory_order_acquire);
       lock.unlock();
