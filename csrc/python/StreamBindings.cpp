@@ -46,11 +46,8 @@ void bind_streams(py::module& m) {
   m.def("_raw_stream_create", [](int d, int priority) {
     check_device_index(as_index(d));
     lazy_init();
-    auto previous = exchange_device(as_index(d));
     fooStream_t s = nullptr;
-    fooError_t e = fooStreamCreateWithPriority(&s, fooStreamNonBlocking, priority);
-    set_device(previous);
-    FOO_CHECK(e);
+    FOO_CHECK(on_device(as_index(d), [&] { return fooStreamCreateWithPriority(&s, fooStreamNonBlocking, priority); }));
     return reinterpret_cast<uintptr_t>(s);
   });
   m.def("_raw_stream_destroy", [](uintptr_t ptr) { FOO_CHECK(fooStreamDestroy(reinterpret_cast<fooStream_t>(ptr))); });

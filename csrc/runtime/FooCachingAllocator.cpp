@@ -90,17 +90,6 @@ void update(StatArray& stat, bool small, int64_t amount) {
   }
 }
 
-// Runs `fn` with `device` current.
-template <class F>
-auto on_device(c10::DeviceIndex device, F fn) {
-  auto previous = exchange_device(device);
-  struct Restore {
-    c10::DeviceIndex device;
-    ~Restore() { fooSetDevice(device); }
-  } restore{previous};
-  return fn();
-}
-
 // One device's pools, blocks and statistics.
 class DeviceCache {
  public:

@@ -21,10 +21,8 @@ void FooEvent::swap(FooEvent& other) noexcept {
 
 void FooEvent::record(const FooStream& stream) {
   if (event_ == nullptr) {
-    auto previous = exchange_device(stream.device_index());
-    fooError_t e = fooEventCreateWithFlags(&event_, enable_timing_ ? fooEventDefault : fooEventDisableTiming);
-    fooSetDevice(previous);
-    FOO_CHECK(e);
+    unsigned flags = enable_timing_ ? fooEventDefault : fooEventDisableTiming;
+    FOO_CHECK(on_device(stream.device_index(), [&] { return fooEventCreateWithFlags(&event_, flags); }));
     device_index_ = stream.device_index();
   }
   TORCH_CHECK(device_index_ == stream.device_index(), "Event device ", static_cast<int>(device_index_),

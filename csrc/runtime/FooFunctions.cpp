@@ -65,10 +65,7 @@ c10::DeviceIndex maybe_exchange_device(c10::DeviceIndex device) { return exchang
 void device_synchronize(c10::DeviceIndex device) {
   check_device_index(device);
   lazy_init();
-  auto previous = exchange_device(device);
-  fooError_t e = fooDeviceSynchronize();
-  fooSetDevice(previous);
-  FOO_CHECK(e);
+  FOO_CHECK(on_device(device, [] { return fooDeviceSynchronize(); }));
 }
 
 fooDeviceProp get_device_properties(c10::DeviceIndex device) {

@@ -23,6 +23,17 @@ c10::DeviceIndex maybe_exchange_device(c10::DeviceIndex device);
 // Throws a RuntimeError naming the index and the valid range.
 void check_device_index(c10::DeviceIndex device);
 
+// Runs fn() with `device` current, then makes the previous device current
+// again, also when fn throws.
+template <class F>
+auto on_device(c10::DeviceIndex device, F&& fn) {
+  struct Restore {
+    c10::DeviceIndex previous;
+    ~Restore() { fooSetDevice(previous); }
+  } restore{exchange_device(device)};
+  return fn();
+}
+
 void device_synchronize(c10::DeviceIndex device);
 fooDeviceProp get_device_properties(c10::DeviceIndex device);
 

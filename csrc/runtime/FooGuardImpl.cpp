@@ -17,17 +17,6 @@ void check_type(c10::Device d) {
 
 fooEvent_t as_event(void* event) { return static_cast<fooEvent_t>(event); }
 
-// Runs `fn` with `device` current, restoring the previous device after.
-template <class F>
-auto on_device(c10::DeviceIndex device, F fn) {
-  auto previous = exchange_device(device);
-  struct Restore {
-    c10::DeviceIndex device;
-    ~Restore() { fooSetDevice(device); }
-  } restore{previous};
-  return fn();
-}
-
 }  // namespace
 
 FooGuardImpl::FooGuardImpl(c10::DeviceType t) {

@@ -54,15 +54,15 @@ DevicePools& pools_of(c10::DeviceIndex device) {
     FOO_CHECK(fooDeviceGetDefaultStream(device, &p.default_stream));
     p.levels = least_priority() - greatest_priority() + 1;
     p.next = std::vector<std::atomic<uint32_t>>(p.levels);
-    auto previous = exchange_device(device);
-    for (int level = 0; level < p.levels; ++level) {
-      for (int i = 0; i < kStreamsPerPool; ++i) {
-        fooStream_t s;
-        FOO_CHECK(fooStreamCreateWithPriority(&s, fooStreamNonBlocking, least_priority() - level));
-        p.pooled.push_back(s);
+    on_device(device, [&] {
+      for (int level = 0; level < p.levels; ++level) {
+        for (int i = 0; i < kStreamsPerPool; ++i) {
+          fooStream_t s;
+          FOO_CHECK(fooStreamCreateWithPriority(&s, fooStreamNonBlocking, least_priority() - level));
+          p.pooled.push_back(s);
+        }
       }
-    }
-    set_device(previous);
+    });
   });
   return p;
 }
