@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -109,6 +110,25 @@ struct Carry<const at::ITensorListRef&> {
   }
 };
 
+// Index lists (x[i, j]): optional tensors, which may be CPU tensors of any
+// shape, as CUDA allows for indices.
+template <>
+struct Carry<const c10::List<std::optional<at::Tensor>>&> {
+  using Stored = std::vector<std::optional<CarriedTensor>>;
+  static Stored keep(const c10::List<std::optional<at::Tensor>>& list) {
+    Stored out;
+    for (const std::optional<at::Tensor>& t : list) {
+      out.push_back(t.has_value() && t->defined() ? std::optional<CarriedTensor>(CarriedTensor(*t)) : std::nullopt);
+    }
+    return out;
+  }
+  static c10::List<std::optional<at::Tensor>> give(const Stored& s) {
+    c10::List<std::optional<at::Tensor>> out;
+    for (const auto& t : s) out.push_back(t ? std::optional<at::Tensor>(t->get()) : std::nullopt);
+    return out;
+  }
+};
+
 template <>
 struct Carry<c10::string_view> {
   using Stored = std::string;
@@ -139,6 +159,10 @@ void check_argument(c10::Device device, const T& v, const char* op_name) {
     if (v.has_value()) check_on_device(device, *v, op_name);
   } else if constexpr (std::is_same_v<D, at::ITensorListRef>) {
     for (const at::Tensor& t : v) check_on_device(device, t, op_name);
+  } else if constexpr (std::is_same_v<D, c10::List<std::optional<at::Tensor>>>) {
+    for (const std::optional<at::Tensor>& t : v) {
+      if (t.has_value() && t->defined() && !t->is_cpu()) check_on_device(device, *t, op_name);
+    }
   }
 }
 
@@ -169,19 +193,19 @@ inline MetaArg<at::Scalar> meta_arg(const std::optional<at::Scalar>& v) { return
 // ---------------------------------------------------- the meta-class hooks
 
 // Allocates the output on foo when the meta function asks for it.
-template <class Meta>
+template <class Meta, size_t N = 1>
 struct AllocatingMeta final : Meta {
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) override {
     set_output_raw_strided(i, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) override {
     // No strides means contiguous.
-    output = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+    outputs[i] = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
     // TensorIterator records its outputs here; plain meta classes have no body.
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>) Meta::set_output_raw_strided(i, sizes, strides, options);
   }
-  const at::Tensor& maybe_get_output(int64_t) override { return output; }
-  at::Tensor output;
+  const at::Tensor& maybe_get_output(int64_t i) override { return outputs[i]; }
+  std::array<at::Tensor, N> outputs;
 };
 
 // Checks (in place) or resizes (out=) the caller's output.
@@ -220,8 +244,8 @@ struct Structured<Name, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const at::Ten
   static at::Tensor functional(const at::Tensor& self, Rest... rest) {
     AllocatingMeta<Meta> op;
     op.meta(self, meta_arg(rest)...);
-    queue(op.output, self, rest...);
-    return std::move(op.output);
+    queue(op.outputs[0], self, rest...);
+    return std::move(op.outputs[0]);
   }
 
   static at::Tensor& inplace(at::Tensor& self, Rest... rest) {

@@ -194,6 +194,8 @@
 #include <ATen/ops/index_add_meta.h>
 #include <ATen/ops/index_copy_cpu_dispatch.h>
 #include <ATen/ops/index_copy_meta.h>
+#include <ATen/ops/index_cpu_dispatch.h>
+#include <ATen/ops/index_meta.h>
 #include <ATen/ops/index_reduce_cpu_dispatch.h>
 #include <ATen/ops/index_reduce_meta.h>
 #include <ATen/ops/isin_cpu_dispatch.h>
@@ -533,6 +535,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::gcd_out)>::register_in(m, "gcd", "gcd_", "gcd.out");
   Structured<"aten::lcm", at::meta::structured_lcm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lcm_out)>::register_in(m, "lcm", "lcm_", "lcm.out");
+  Structured<"aten::index.Tensor", at::meta::structured_index_Tensor,
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const c10::List<::std::optional<at::Tensor>> &)>(&at::cpu::index_out)>::register_in(m, "index.Tensor", nullptr, "index.Tensor_out");
   Structured<"aten::index_copy", at::meta::structured_index_copy,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::index_copy_out)>::register_in(m, "index_copy", "index_copy_", "index_copy.out");
   Structured<"aten::isin.Tensor_Tensor", at::meta::structured_isin_Tensor_Tensor,

@@ -22,6 +22,7 @@ CARRIED_TYPES = {
     "const ::std::optional<at::Scalar> &", "at::IntArrayRef", "at::OptionalIntArrayRef", "int64_t", "bool",
     "double", "at::ScalarType", "::std::optional<at::ScalarType>", "::std::optional<int64_t>",
     "::std::optional<double>", "::std::optional<bool>", "c10::string_view", "::std::optional<c10::string_view>",
+    "const c10::List<::std::optional<at::Tensor>> &",
 }
 
 # Structured operators left to the fallback, with the reason.
