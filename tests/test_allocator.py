@@ -162,3 +162,18 @@ def test_memory_info_and_summary(foo):
     foo.reset_accumulated_memory_stats()
     assert foo.memory_stats()["allocated_bytes.all.freed"] == 0
     del x
+
+
+def test_torch_accelerator_memory_functions(foo):
+    x = torch.empty(1 << 20, device="foo")
+    stats = torch.accelerator.memory_stats()
+    assert stats["allocated_bytes.all.current"] == foo.memory_allocated() >= 4 << 20
+    assert torch.accelerator.memory_allocated() == foo.memory_allocated()
+    assert torch.accelerator.memory_reserved() == foo.memory_reserved() >= foo.memory_allocated()
+    assert torch.accelerator.max_memory_allocated() >= foo.memory_allocated()
+    pinned = torch.empty(1024).pin_memory()
+    del pinned
+    torch.accelerator.empty_host_cache()  # needs foo's host allocator (a segfault without one)
+    del x
+    torch.accelerator.empty_cache()
+    assert foo.memory_allocated() <= stats["allocated_bytes.all.current"] - (4 << 20)
