@@ -310,19 +310,6 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
                 const Stack& meta) {
   Stack args(stack->end() - num_args, stack->end());
   const auto& schema = op.schema();
-  // out= arguments the operator resizes: resize them now, on the host.
-  for (size_t i = 0; i < num_args; ++i) {
-    const auto* info = schema.arguments()[i].alias_info();
-    if (info && info->isWrite() && args[i].isTensor()) {
-      // meta_results only keeps the returns; resize from the returned alias.
-      for (size_t r = 0; r < meta.size(); ++r) {
-        if (written_argument(schema, r) == i && meta[r].isTensor() &&
-            meta[r].toTensor().sizes() != args[i].toTensor().sizes()) {
-          args[i].toTensor().resize_(meta[r].toTensor().sizes());
-        }
-      }
-    }
-  }
   // Fresh outputs, allocated now with the meta layout.
   Stack results;
   std::vector<std::pair<at::Tensor, size_t>> fresh;  // (foo output, index into flattened CPU results)

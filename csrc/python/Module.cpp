@@ -8,5 +8,5 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "Bindings of the foo backend's runtime; use torch.foo instead.";
   foo::python::bind_devices(m);
   foo::python::bind_streams(m);
-  foo::python::bind_memory(m);
+  foo::python::bind_tensors(m);
 }

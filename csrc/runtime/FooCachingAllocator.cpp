@@ -5,7 +5,6 @@
 #include <memory>
 #include <mutex>
 #include <set>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -105,7 +104,6 @@ class DeviceCache {
     if (should_split(block, size)) block = split(block, size);
     block->allocated = true;
     block->requested_size = requested;
-    active_[block->ptr] = block;
     update(stats_.allocation, pool.is_small, 1);
     update(stats_.allocated_bytes, pool.is_small, static_cast<int64_t>(block->size));
     update(stats_.active, pool.is_small, 1);
@@ -115,12 +113,9 @@ class DeviceCache {
     return block;
   }
 
-  void free(void* ptr) {
+  void free(Block* block) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = active_.find(ptr);
-    TORCH_INTERNAL_ASSERT(it != active_.end(), "foo allocator: freeing unknown pointer ", ptr);
-    Block* block = it->second;
-    active_.erase(it);
+    TORCH_INTERNAL_ASSERT(block->allocated, "foo allocator: block ", block->ptr, " freed twice");
     block->allocated = false;
     bool small = block->pool->is_small;
     update(stats_.allocation, small, -1);
@@ -142,11 +137,9 @@ class DeviceCache {
     block->stream_uses.clear();
   }
 
-  void record_stream(void* ptr, const FooStream& stream) {
+  void record_stream(Block* block, const FooStream& stream) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = active_.find(ptr);
-    TORCH_INTERNAL_ASSERT(it != active_.end(), "foo allocator: record_stream on unknown pointer ", ptr);
-    if (stream.stream() != it->second->stream) it->second->stream_uses.insert(stream);
+    if (stream.stream() != block->stream) block->stream_uses.insert(stream);
   }
 
   void empty_cache() {
@@ -325,7 +318,6 @@ class DeviceCache {
   std::mutex mutex_;
   BlockPool small_;
   BlockPool large_;
-  std::unordered_map<void*, Block*> active_;
   std::deque<std::pair<FooEvent, Block*>> pending_;
   DeviceStats stats_;
 };
@@ -339,7 +331,8 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
     if (size == 0) return {nullptr, nullptr, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
     lazy_init();
     Block* block = cache(device).malloc(size, getCurrentFooStream(device).stream());
-    return {block->ptr, block->ptr, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
+    // The context is the block itself: frees and record_stream need no lookup.
+    return {block->ptr, block, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
   }
 
   c10::DeleterFnPtr raw_deleter() const override { return &raw_delete; }
@@ -360,7 +353,8 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
     if (!ptr.get() || ptr.get_deleter() != &raw_delete) return;  // empty, or not ours
     FooStream foo_stream(stream);
     check_device_index(foo_stream.device_index());
-    cache(ptr.device().index()).record_stream(ptr.get(), foo_stream);
+    auto* block = static_cast<Block*>(ptr.get_context());
+    cache(block->device).record_stream(block, foo_stream);
   }
 
   DeviceStats getDeviceStats(c10::DeviceIndex device) override { return cache(device).stats(); }
@@ -377,16 +371,11 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
   }
 
   // Called by deleters, so it must not throw for a reason a user can cause.
-  void free(void* ptr) {
+  void free(Block* block) {
     // A child forked after initialization cannot reach the device; its
     // copies of the parent's blocks are simply dropped.
     if (in_bad_fork()) return;
-    fooPointerAttributes attr;
-    if (fooPointerGetAttributes(&attr, ptr) != fooSuccess || attr.type != fooMemoryTypeDevice) {
-      TORCH_WARN("foo allocator: ignoring a free of ", ptr, ", which is not foo device memory");
-      return;
-    }
-    cache(static_cast<c10::DeviceIndex>(attr.device)).free(ptr);
+    cache(block->device).free(block);
   }
 
  private:
@@ -403,8 +392,8 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
 
 FooDeviceAllocator g_allocator;
 
-void raw_delete(void* ptr) {
-  if (ptr != nullptr) g_allocator.free(ptr);
+void raw_delete(void* ctx) {
+  if (ctx != nullptr) g_allocator.free(static_cast<Block*>(ctx));
 }
 
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
@@ -413,6 +402,5 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 
 c10::DeviceAllocator* getFooDeviceAllocator() { return &g_allocator; }
 
-bool is_foo_allocation(const c10::DataPtr& data_ptr) { return data_ptr.get_deleter() == &raw_delete; }
 
 }  // namespace foo

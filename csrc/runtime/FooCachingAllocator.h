@@ -18,7 +18,4 @@ namespace foo {
 
 c10::DeviceAllocator* getFooDeviceAllocator();
 
-// Whether `data_ptr` came from this allocator.
-bool is_foo_allocation(const c10::DataPtr& data_ptr);
-
 }  // namespace foo

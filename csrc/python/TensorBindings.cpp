@@ -2,7 +2,6 @@
 
 #include "aten/Fallback.h"
 #include "python/Bindings.h"
-#include "runtime/FooCachingAllocator.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGenerator.h"
 #include "runtime/FooSerialization.h"
@@ -11,7 +10,8 @@ namespace py = pybind11;
 
 namespace foo::python {
 
-void bind_memory(py::module& m) {
+// Tensor-level services: the fallback's log, generators, backend metadata.
+void bind_tensors(py::module& m) {
   m.def("_fallback_ops", &aten::fallback_ops);
   m.def("_set_backend_flag", &set_backend_flag);
   m.def("_backend_flags", &backend_flags);
