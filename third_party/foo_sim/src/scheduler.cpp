@@ -359,8 +359,10 @@ void Scheduler::list_runnable(Stream* s) {
   s->listed = true;
   d->runnable.push_back(s);
   d->runnable_count.store(static_cast<int>(d->runnable.size()), std::memory_order_release);
-  // Wake a sleeper only if the spinning executors cannot take all the work.
-  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > d->spinning.load()) d->work_cv.notify_one();
+  // Wake a sleeper only if the executors already awake cannot take all the
+  // work: a woken executor with nothing to do would spin on a busy core.
+  int awake = d->spinning.load() + d->returning;
+  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake) d->work_cv.notify_one();
 }
 
 // The highest-priority runnable stream; FIFO by submission among equals.
@@ -417,7 +419,11 @@ void Scheduler::executor_main(Device* d) {
       t_kernel_message.clear();
     }
     s->running = false;
+    // This executor looks for work right after: it takes what advance()
+    // makes runnable, so no sleeper needs waking for it.
+    ++d->returning;
     advance(s);
+    --d->returning;
   }
 }
 

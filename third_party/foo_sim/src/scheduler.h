@@ -81,6 +81,7 @@ struct Device {
   std::vector<Stream*> runnable;  // head is a kernel and nobody runs it
   std::condition_variable work_cv;
   int sleeping = 0;               // executors blocked on work_cv
+  int returning = 0;              // executors that finished a kernel and will pick next
   std::atomic<int> spinning{0};   // executors polling `runnable_count`
   std::atomic<int> runnable_count{0};
   std::vector<std::thread> executors;
