@@ -1,4 +1,3 @@
-#include "aten/Launch.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -7,15 +6,6 @@ void check_on_device(c10::Device device, const at::Tensor& t, const char* op_nam
   if (!t.defined() || t.device() == device) return;
   TORCH_CHECK(t.is_cpu() && t.dim() == 0, "Expected all tensors to be on the same device, but found at least two devices, ",
               device, " and ", t.device(), "! (", op_name, ")");
-}
-
-void use_thread_count(int threads) {
-  // Per executor thread: only call into OpenMP when the count changes.
-  thread_local int current = -1;
-  if (threads != current) {
-    at::set_num_threads(threads);
-    current = threads;
-  }
 }
 
 }  // namespace foo::aten
