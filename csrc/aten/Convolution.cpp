@@ -6,8 +6,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
-#include "aten/KernelTensor.h"
-#include "aten/Launch.h"
+#include "aten/HostShaped.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -38,14 +37,14 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   if (bias.has_value()) check_on_device(device, *bias, name);
   at::Tensor out = at::empty(output_size(input, weight, stride, padding, dilation, transposed, output_padding, groups),
                              input.options().memory_format(input.suggest_memory_format()));
-  if (out.numel() == 0) return out;
-  launch_op(device.index(), name,
-            [o = KernelTensor(out), in = KernelTensor(input), w = KernelTensor(weight),
-             b = Carry<const std::optional<at::Tensor>&>::keep(bias), stride = stride.vec(), padding = padding.vec(),
-             dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups] {
-              o.cpu().copy_(at::convolution(in.cpu(), w.cpu(), Carry<const std::optional<at::Tensor>&>::give(b),
-                                            stride, padding, dilation, transposed, output_padding, groups));
-            });
+  queue_into(device, name, {out},
+             [in = KernelTensor(input), w = KernelTensor(weight), b = Carry<const std::optional<at::Tensor>&>::keep(bias),
+              stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(), transposed,
+              output_padding = output_padding.vec(), groups] {
+               return std::vector<at::Tensor>{at::convolution(in.cpu(), w.cpu(),
+                                                              Carry<const std::optional<at::Tensor>&>::give(b), stride,
+                                                              padding, dilation, transposed, output_padding, groups)};
+             });
   return out;
 }
 
@@ -61,19 +60,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   at::Tensor grad_weight = output_mask[1] ? at::empty_like(weight) : at::Tensor();
   int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   at::Tensor grad_bias = output_mask[2] ? at::empty({channels}, weight.options()) : at::Tensor();
-  auto keep = [](const at::Tensor& t) { return t.defined() ? std::optional<KernelTensor>(t) : std::nullopt; };
-  launch_op(device.index(), name,
-            [go = KernelTensor(grad_output), in = KernelTensor(input), w = KernelTensor(weight), gi = keep(grad_input),
-             gw = keep(grad_weight), gb = keep(grad_bias), stride = stride.vec(), padding = padding.vec(),
-             dilation = dilation.vec(), transposed, output_padding = output_padding.vec(), groups, output_mask,
-             channels] {
-              auto [i, w_grad, b] =
-                  at::convolution_backward(go.cpu(), in.cpu(), w.cpu(), std::vector<int64_t>{channels}, stride,
-                                           padding, dilation, transposed, output_padding, groups, output_mask);
-              if (gi) gi->cpu().copy_(i);
-              if (gw) gw->cpu().copy_(w_grad);
-              if (gb) gb->cpu().copy_(b);
-            });
+  queue_into(device, name, {grad_input, grad_weight, grad_bias},
+             [go = KernelTensor(grad_output), in = KernelTensor(input), w = KernelTensor(weight), stride = stride.vec(),
+              padding = padding.vec(), dilation = dilation.vec(), transposed, output_padding = output_padding.vec(),
+              groups, output_mask, channels] {
+               auto [gi, gw, gb] =
+                   at::convolution_backward(go.cpu(), in.cpu(), w.cpu(), std::vector<int64_t>{channels}, stride,
+                                            padding, dilation, transposed, output_padding, groups, output_mask);
+               return std::vector<at::Tensor>{gi, gw, gb};
+             });
   return {grad_input, grad_weight, grad_bias};
 }
 

@@ -8,8 +8,7 @@
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
-#include "aten/KernelTensor.h"
-#include "aten/Launch.h"
+#include "aten/HostShaped.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -29,13 +28,11 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
                                 self.options());
   at::Tensor total_weight = at::empty({}, self.options());
   using Optional = Carry<const std::optional<at::Tensor>&>;
-  launch_op(device.index(), name,
-            [s = KernelTensor(self), t = KernelTensor(target), w = Optional::keep(weight), o = KernelTensor(output),
-             tw = KernelTensor(total_weight), reduction, ignore_index] {
-              auto [loss, total] = at::nll_loss_forward(s.cpu(), t.cpu(), Optional::give(w), reduction, ignore_index);
-              o.cpu().copy_(loss);
-              tw.cpu().copy_(total);
-            });
+  queue_into(device, name, {output, total_weight},
+             [s = KernelTensor(self), t = KernelTensor(target), w = Optional::keep(weight), reduction, ignore_index] {
+               auto [loss, total] = at::nll_loss_forward(s.cpu(), t.cpu(), Optional::give(w), reduction, ignore_index);
+               return std::vector<at::Tensor>{loss, total};
+             });
   return {output, total_weight};
 }
 
@@ -49,11 +46,9 @@ at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::
               "tensor with dtype ", condition.scalar_type());
   auto shape = at::infer_size_dimvector(at::infer_size_dimvector(condition.sizes(), self.sizes()), other.sizes());
   at::Tensor out = at::empty(shape, self.options().dtype(at::result_type(self, other)).device(device));
-  if (out.numel() == 0) return out;
-  launch_op(device.index(), name,
-            [c = CarriedTensor(condition), s = CarriedTensor(self), o = CarriedTensor(other), out = KernelTensor(out)] {
-              out.cpu().copy_(at::where(c.get(), s.get(), o.get()));
-            });
+  queue_into(device, name, {out}, [c = CarriedTensor(condition), s = CarriedTensor(self), o = CarriedTensor(other)] {
+    return std::vector<at::Tensor>{at::where(c.get(), s.get(), o.get())};
+  });
   return out;
 }
 

@@ -10,8 +10,7 @@
 #include <ATen/ops/native_layer_norm_backward.h>
 #include <torch/library.h>
 
-#include "aten/KernelTensor.h"
-#include "aten/Launch.h"
+#include "aten/HostShaped.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -41,21 +40,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm(
   at::Tensor out = at::empty_like(input, input.suggest_memory_format());
   at::Tensor save_mean = at::empty({training ? channels : 0}, stats_options);
   at::Tensor save_invstd = at::empty({training ? channels : 0}, stats_options);
-  if (input.numel() == 0) return {out, save_mean, save_invstd};
   // The running statistics are updated in place by the CPU kernel.
-  launch_op(device.index(), name,
-            [in = KernelTensor(input), o = KernelTensor(out), sm = KernelTensor(save_mean),
-             si = KernelTensor(save_invstd), w = Optional::keep(weight), b = Optional::keep(bias),
-             rm = Optional::keep(running_mean), rv = Optional::keep(running_var), training, momentum, eps] {
-              auto [y, mean, invstd] = at::native_batch_norm(in.cpu(), Optional::give(w), Optional::give(b),
-                                                             Optional::give(rm), Optional::give(rv), training,
-                                                             momentum, eps);
-              o.cpu().copy_(y);
-              if (training) {
-                sm.cpu().copy_(mean);
-                si.cpu().copy_(invstd);
-              }
-            });
+  queue_into(device, name, {out, save_mean, save_invstd},
+             [in = KernelTensor(input), w = Optional::keep(weight), b = Optional::keep(bias),
+              rm = Optional::keep(running_mean), rv = Optional::keep(running_var), training, momentum, eps] {
+               auto [y, mean, invstd] = at::native_batch_norm(in.cpu(), Optional::give(w), Optional::give(b),
+                                                              Optional::give(rm), Optional::give(rv), training,
+                                                              momentum, eps);
+               return std::vector<at::Tensor>{y, mean, invstd};
+             });
   return {out, save_mean, save_invstd};
 }
 
@@ -77,15 +70,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   at::Tensor out = at::empty_like(input, at::MemoryFormat::Contiguous);
   at::Tensor mean = at::empty(stat_shape, stats_options);
   at::Tensor rstd = at::empty(stat_shape, stats_options);
-  if (input.numel() == 0) return {out, mean, rstd};
-  launch_op(device.index(), name,
-            [in = KernelTensor(input), o = KernelTensor(out), m = KernelTensor(mean), r = KernelTensor(rstd),
-             shape = normalized_shape.vec(), w = Optional::keep(weight), b = Optional::keep(bias), eps] {
-              auto [y, mu, rs] = at::native_layer_norm(in.cpu(), shape, Optional::give(w), Optional::give(b), eps);
-              o.cpu().copy_(y);
-              m.cpu().copy_(mu);
-              r.cpu().copy_(rs);
-            });
+  queue_into(device, name, {out, mean, rstd},
+             [in = KernelTensor(input), shape = normalized_shape.vec(), w = Optional::keep(weight),
+              b = Optional::keep(bias), eps] {
+               auto [y, mu, rs] = at::native_layer_norm(in.cpu(), shape, Optional::give(w), Optional::give(b), eps);
+               return std::vector<at::Tensor>{y, mu, rs};
+             });
   return {out, mean, rstd};
 }
 
@@ -121,17 +111,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   at::Tensor grad_input = output_mask[0] ? at::empty_like(input, at::MemoryFormat::Contiguous) : at::Tensor();
   at::Tensor grad_weight = maybe(output_mask[1], weight);
   at::Tensor grad_bias = maybe(output_mask[2], bias);
-  auto keep = [](const at::Tensor& t) { return t.defined() ? std::optional<KernelTensor>(t) : std::nullopt; };
-  launch_op(device.index(), name,
-            [go = KernelTensor(grad_out), in = KernelTensor(input), m = KernelTensor(mean), r = KernelTensor(rstd),
-             w = Optional::keep(weight), b = Optional::keep(bias), shape = normalized_shape.vec(), output_mask,
-             gi = keep(grad_input), gw = keep(grad_weight), gb = keep(grad_bias)] {
-              auto [di, dw, db] = at::native_layer_norm_backward(go.cpu(), in.cpu(), shape, m.cpu(), r.cpu(),
-                                                                 Optional::give(w), Optional::give(b), output_mask);
-              if (gi) gi->cpu().copy_(di);
-              if (gw && dw.defined()) gw->cpu().copy_(dw);
-              if (gb && db.defined()) gb->cpu().copy_(db);
-            });
+  queue_into(device, name, {grad_input, grad_weight, grad_bias},
+             [go = KernelTensor(grad_out), in = KernelTensor(input), m = KernelTensor(mean), r = KernelTensor(rstd),
+              w = Optional::keep(weight), b = Optional::keep(bias), shape = normalized_shape.vec(), output_mask] {
+               auto [di, dw, db] = at::native_layer_norm_backward(go.cpu(), in.cpu(), shape, m.cpu(), r.cpu(),
+                                                                  Optional::give(w), Optional::give(b), output_mask);
+               return std::vector<at::Tensor>{di, dw, db};
+             });
   return {grad_input, grad_weight, grad_bias};
 }
 
