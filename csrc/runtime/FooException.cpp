@@ -6,8 +6,7 @@
 
 namespace foo::detail {
 
-void throw_foo_error(fooError_t error, const char* expr, const char* file, int line) {
-  (void)expr;
+void throw_foo_error(fooError_t error, const char* file, int line) {
   if (error == fooErrorInitializationError && in_bad_fork()) throw_bad_fork_error();
   std::string detail = fooGetErrorDetail();
   std::string message = "foo error: " + (detail.empty() ? std::string(fooGetErrorString(error)) : detail) + " (" +

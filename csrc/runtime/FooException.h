@@ -8,7 +8,7 @@
 
 namespace foo::detail {
 
-[[noreturn]] void throw_foo_error(fooError_t error, const char* expr, const char* file, int line);
+[[noreturn]] void throw_foo_error(fooError_t error, const char* file, int line);
 
 }  // namespace foo::detail
 
@@ -16,6 +16,6 @@ namespace foo::detail {
   do {                                                                       \
     const fooError_t foo_check_err_ = (EXPR);                                \
     if (C10_UNLIKELY(foo_check_err_ != fooSuccess)) {                        \
-      ::foo::detail::throw_foo_error(foo_check_err_, #EXPR, __FILE__, __LINE__); \
+      ::foo::detail::throw_foo_error(foo_check_err_, __FILE__, __LINE__);        \
     }                                                                        \
   } while (0)
