@@ -22,10 +22,6 @@ class FooEvent {
     return *this;
   }
 
-  bool is_created() const { return event_ != nullptr; }
-  c10::DeviceIndex device_index() const { return device_index_; }
-  fooEvent_t event() const { return event_; }
-
   // Captures the work queued on `stream` so far. The stream must be on the
   // event's device once the event exists.
   void record(const FooStream& stream);

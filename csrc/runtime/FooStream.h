@@ -24,7 +24,6 @@ class FooStream {
   explicit FooStream(c10::Stream stream);
 
   fooStream_t stream() const;
-  operator fooStream_t() const { return stream(); }
   operator c10::Stream() const { return stream_; }
   c10::Stream unwrap() const { return stream_; }
   c10::Device device() const { return stream_.device(); }
