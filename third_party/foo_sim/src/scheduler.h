@@ -4,9 +4,9 @@
 // waited on by a stream of another device needs no lock ordering. Executors
 // hold it only to pick work, never while a kernel runs.
 //
-// Every piece of work goes through Scheduler::push as a self-contained
-// Command value; stream capture can later divert push() into a graph and
-// replay the recorded commands without changing how queues work.
+// Every piece of work (kernel, event record, wait) enters a stream's queue
+// through Scheduler::push as a self-contained Command value, so push() is
+// the one place that stamps submission order.
 #pragma once
 
 #include <atomic>
