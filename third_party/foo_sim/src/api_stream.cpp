@@ -15,12 +15,13 @@ fooError_t fooStreamCreateWithFlags(fooStream_t* stream, unsigned int flags) {
 
 fooError_t fooStreamCreateWithPriority(fooStream_t* stream, unsigned int flags, int priority) {
   if (stream == nullptr) return fail(fooErrorInvalidValue, "fooStreamCreate: stream is NULL");
-  if (flags & ~fooStreamNonBlocking) {
-    return fail(fooErrorInvalidValue, foo_sim::format("fooStreamCreate: unknown flags 0x%x", flags));
+  if (flags != fooStreamDefault) {
+    return fail(fooErrorInvalidValue,
+                foo_sim::format("fooStreamCreate: flags must be fooStreamDefault (0), got 0x%x", flags));
   }
   Runtime* rt;
   if (fooError_t e = Runtime::get_started(&rt)) return e;
-  return rt->scheduler().create_stream(rt->current_device(), flags, priority, stream);
+  return rt->scheduler().create_stream(rt->current_device(), priority, stream);
 }
 
 fooError_t fooStreamDestroy(fooStream_t stream) {

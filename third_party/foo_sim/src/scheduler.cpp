@@ -80,10 +80,9 @@ fooError_t Scheduler::check_event(Event* e, const char* what) const {
 
 // ------------------------------------------------------------------- streams
 
-fooError_t Scheduler::create_stream(int device, unsigned flags, int priority, Stream** out) {
+fooError_t Scheduler::create_stream(int device, int priority, Stream** out) {
   auto* s = new Stream();
   s->device = devices_[device].get();
-  s->flags = flags;
   s->priority = std::clamp(priority, kGreatestStreamPriority, kLeastStreamPriority);
   Lock lock(mutex_);
   s->device->streams.push_back(s);
@@ -109,7 +108,7 @@ fooError_t Scheduler::stream_info(Stream* s, int* device, int* priority, unsigne
   if (fooError_t e = check_stream(s, "stream query")) return e;
   if (device) *device = s->device->index;
   if (priority) *priority = s->priority;
-  if (flags) *flags = s->flags;
+  if (flags) *flags = fooStreamDefault;
   return fooSuccess;
 }
 

@@ -53,7 +53,6 @@ struct Command {
 struct fooStream_st {
   foo_sim::Device* device = nullptr;
   int priority = 0;
-  unsigned flags = 0;
   bool is_default = false;
   std::deque<foo_sim::Command> queue;
   bool running = false;   // an executor is running the kernel popped last
@@ -95,7 +94,7 @@ class Scheduler {
 
   Stream* default_stream(int device) const { return devices_[device]->default_stream; }
 
-  fooError_t create_stream(int device, unsigned flags, int priority, Stream** out);
+  fooError_t create_stream(int device, int priority, Stream** out);
   fooError_t destroy_stream(Stream* s);
   fooError_t stream_info(Stream* s, int* device, int* priority, unsigned* flags);
   fooError_t query_stream(Stream* s);

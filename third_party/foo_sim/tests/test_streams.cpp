@@ -69,7 +69,7 @@ TEST(priorities_are_clamped_to_the_device_range) {
   int least, greatest;
   CHECK_OK(fooDeviceGetStreamPriorityRange(&least, &greatest));
   fooStream_t hi, lo, mid;
-  CHECK_OK(fooStreamCreateWithPriority(&hi, fooStreamNonBlocking, greatest - 10));
+  CHECK_OK(fooStreamCreateWithPriority(&hi, fooStreamDefault, greatest - 10));
   CHECK_OK(fooStreamCreateWithPriority(&lo, fooStreamDefault, least + 10));
   CHECK_OK(fooStreamCreateWithPriority(&mid, fooStreamDefault, greatest + 1));
   int p;
@@ -81,7 +81,7 @@ TEST(priorities_are_clamped_to_the_device_range) {
   CHECK(p == greatest + 1);
   unsigned flags;
   CHECK_OK(fooStreamGetFlags(hi, &flags));
-  CHECK(flags == fooStreamNonBlocking);
+  CHECK(flags == fooStreamDefault);
   CHECK_OK(fooStreamGetPriority(nullptr, &p));
   CHECK(p == 0);
   for (fooStream_t s : {hi, lo, mid}) CHECK_OK(fooStreamDestroy(s));
@@ -123,6 +123,11 @@ TEST(bad_arguments) {
   CHECK_ERR(fooStreamCreate(nullptr), fooErrorInvalidValue);
   CHECK_ERR(fooStreamCreateWithFlags(&s, 0x80), fooErrorInvalidValue);
   CHECK_DETAIL_HAS("0x80");
+  // CUDA's cudaStreamNonBlocking value: every stream here already is one.
+  CHECK_ERR(fooStreamCreateWithFlags(&s, 0x1), fooErrorInvalidValue);
+  CHECK_DETAIL_HAS("0x1");
+  CHECK_ERR(fooStreamCreateWithPriority(&s, 0x1, 0), fooErrorInvalidValue);
+  CHECK_DETAIL_HAS("0x1");
   CHECK_ERR(fooLaunchHostFunc(nullptr, nullptr, nullptr), fooErrorInvalidValue);
   CHECK_ERR(fooStreamGetPriority(nullptr, nullptr), fooErrorInvalidValue);
   auto* bogus = reinterpret_cast<fooStream_t>(0x1234);

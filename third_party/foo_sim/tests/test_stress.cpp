@@ -32,7 +32,7 @@ TEST(many_threads_many_streams) {
       fooStream_t other;
       fooEvent_t event;
       int priority = -(t % 4);
-      if (fooStreamCreateWithPriority(&mine->stream, fooStreamNonBlocking, priority) != fooSuccess ||
+      if (fooStreamCreateWithPriority(&mine->stream, fooStreamDefault, priority) != fooSuccess ||
           fooStreamCreate(&other) != fooSuccess || fooEventCreateWithFlags(&event, fooEventDisableTiming) != fooSuccess)
         return void(++failures);
       StreamCounter* c = mine.get();

@@ -94,11 +94,11 @@ typedef enum fooMemcpyKind {
   fooMemcpyDefault = 4 /* direction inferred from the pointers */
 } fooMemcpyKind;
 
-/* Stream flags. Every stream behaves as non-blocking: the default stream
- * does not implicitly synchronize with other streams (CUDA's per-thread
- * default stream semantics). fooStreamNonBlocking is accepted and reported. */
+/* Stream flags. fooStreamDefault is the only one: every stream, the default
+ * stream included, already behaves as a CUDA non-blocking stream (the
+ * default stream never synchronizes implicitly with other streams, as with
+ * CUDA's per-thread default stream), so no flag would change anything. */
 #define fooStreamDefault 0x0u
-#define fooStreamNonBlocking 0x1u
 
 /* Event flags. */
 #define fooEventDefault 0x0u       /* timing enabled, host waits may spin */
@@ -152,9 +152,12 @@ FOO_SIM_API fooError_t fooMemsetAsync(void* devPtr, int value, size_t count,
 
 /* ---- streams ---- */
 FOO_SIM_API fooError_t fooStreamCreate(fooStream_t* stream);
+/* flags keeps CUDA's shape but must be fooStreamDefault: any other value is
+ * fooErrorInvalidValue. */
 FOO_SIM_API fooError_t fooStreamCreateWithFlags(fooStream_t* stream,
                                                 unsigned int flags);
-/* A priority outside the device's range is clamped to it, as in CUDA. */
+/* flags as for fooStreamCreateWithFlags. A priority outside the device's
+ * range is clamped to it, as in CUDA. */
 FOO_SIM_API fooError_t fooStreamCreateWithPriority(fooStream_t* stream,
                                                    unsigned int flags,
                                                    int priority);
@@ -169,6 +172,7 @@ FOO_SIM_API fooError_t fooStreamSynchronize(fooStream_t stream);
 FOO_SIM_API fooError_t fooStreamWaitEvent(fooStream_t stream, fooEvent_t event,
                                           unsigned int flags);
 FOO_SIM_API fooError_t fooStreamGetPriority(fooStream_t stream, int* priority);
+/* Always fooStreamDefault. */
 FOO_SIM_API fooError_t fooStreamGetFlags(fooStream_t stream, unsigned int* flags);
 FOO_SIM_API fooError_t fooStreamGetDevice(fooStream_t stream, int* device);
 
