@@ -112,17 +112,23 @@ fooError_t Scheduler::stream_info(Stream* s, int* device, int* priority, unsigne
   return fooSuccess;
 }
 
-fooError_t Scheduler::take_pending_error(Stream* s) {
-  fooError_t e = s->pending_error;
-  if (e == fooSuccess) return fooSuccess;
-  s->pending_error = fooSuccess;
-  return fail(e, std::move(s->pending_detail));
+void Scheduler::note_error(Stream* s, KernelErrorPtr error) {
+  if (!error || error->reported) return;
+  if (s->pending_error && !s->pending_error->reported) return;
+  s->pending_error = std::move(error);
+}
+
+// Marks the error reported, so the other points that cover it stay quiet.
+fooError_t Scheduler::report(const KernelErrorPtr& error) {
+  if (!error || error->reported) return fooSuccess;
+  error->reported = true;
+  return fail(error->code, error->detail);
 }
 
 fooError_t Scheduler::query_stream(Stream* s) {
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooStreamQuery")) return e;
-  if (fooError_t e = take_pending_error(s)) return e;
+  if (fooError_t e = report(s->pending_error)) return e;
   return idle(s) ? fooSuccess : fooErrorNotReady;
 }
 
@@ -130,7 +136,7 @@ fooError_t Scheduler::synchronize_stream(Stream* s) {
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooStreamSynchronize")) return e;
   host_wait(lock, false, [s] { return idle(s); });
-  return take_pending_error(s);
+  return report(s->pending_error);
 }
 
 fooError_t Scheduler::synchronize_device(int device) {
@@ -138,7 +144,7 @@ fooError_t Scheduler::synchronize_device(int device) {
   Device* d = devices_[device].get();
   host_wait(lock, false, [d] { return device_idle(d); });
   for (Stream* s : d->streams) {
-    if (fooError_t e = take_pending_error(s)) return e;
+    if (fooError_t e = report(s->pending_error)) return e;
   }
   return fooSuccess;
 }
@@ -196,7 +202,7 @@ fooError_t Scheduler::enqueue_and_wait(Lock& lock, Stream* s, Command c) {
   record.marker = m;
   push(s, std::move(record));
   host_wait(lock, false, [&m] { return m->done; });
-  return take_pending_error(s);
+  return report(s->pending_error);
 }
 
 fooError_t Scheduler::report_kernel_error(const char* message) {
@@ -410,10 +416,7 @@ void Scheduler::executor_main(Device* d) {
     run_kernel(c);
     lock.lock();
     if (t_kernel_failed) {
-      if (s->pending_error == fooSuccess) {
-        s->pending_error = fooErrorLaunchFailure;
-        s->pending_detail = std::move(t_kernel_message);
-      }
+      note_error(s, std::make_shared<KernelError>(KernelError{fooErrorLaunchFailure, std::move(t_kernel_message)}));
       t_kernel_failed = false;
       t_kernel_message.clear();
     }

@@ -30,6 +30,16 @@ namespace foo_sim {
 using Clock = std::chrono::steady_clock;
 struct Device;
 
+// The failure of one kernel. Every synchronization point that covers it
+// shares this one record, so that whichever reports it first marks it and
+// the others stay quiet: the user sees one error per failure.
+struct KernelError {
+  fooError_t code = fooErrorLaunchFailure;
+  std::string detail;
+  bool reported = false;
+};
+using KernelErrorPtr = std::shared_ptr<KernelError>;
+
 // One record of an event. It completes when its stream reaches it; streams
 // that wait on it are parked in `waiters` until then.
 struct Marker {
@@ -58,8 +68,9 @@ struct fooStream_st {
   bool running = false;   // an executor is running the kernel popped last
   bool listed = false;    // in device->runnable
   bool destroyed = false; // released by its owner; freed once idle
-  fooError_t pending_error = fooSuccess;
-  std::string pending_detail;
+  // The earliest failure that reached the stream while it had no unreported
+  // one; a later failure does not displace it until it is reported.
+  foo_sim::KernelErrorPtr pending_error;
 };
 
 struct fooEvent_st {
@@ -142,7 +153,8 @@ class Scheduler {
   static bool device_idle(const Device* d);
   // Blocks the host until pred() holds; spins briefly first unless `blocking`.
   void host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred);
-  fooError_t take_pending_error(Stream* s);
+  static void note_error(Stream* s, KernelErrorPtr error);
+  static fooError_t report(const KernelErrorPtr& error);
   fooError_t enqueue_and_wait(Lock& lock, Stream* s, Command c);
 
   const Config config_;
