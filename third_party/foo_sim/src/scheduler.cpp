@@ -279,7 +279,10 @@ fooError_t Scheduler::wait_event(Stream* s, Event* e) {
 fooError_t Scheduler::query_event(Event* e) {
   Lock lock(mutex_);
   if (fooError_t err = check_event(e, "fooEventQuery")) return err;
-  return (!e->latest || e->latest->done) ? fooSuccess : fooErrorNotReady;
+  const MarkerPtr& m = e->latest;
+  if (!m) return fooSuccess;
+  if (!m->done) return fooErrorNotReady;
+  return report(m->error);
 }
 
 fooError_t Scheduler::synchronize_event(Event* e) {
@@ -288,7 +291,7 @@ fooError_t Scheduler::synchronize_event(Event* e) {
   MarkerPtr m = e->latest;
   if (!m) return fooSuccess;
   host_wait(lock, (e->flags & fooEventBlockingSync) != 0, [&m] { return m->done; });
-  return fooSuccess;
+  return report(m->error);
 }
 
 fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
@@ -343,12 +346,13 @@ void Scheduler::advance(Stream* s) {
     MarkerPtr m = std::move(head.marker);
     bool is_record = head.kind == Command::Kind::Record;
     s->queue.pop_front();
-    if (is_record) complete(m);
+    if (is_record) complete(m, s);
   }
   if (idle(s)) on_idle(s);
 }
 
-void Scheduler::complete(const MarkerPtr& m) {
+void Scheduler::complete(const MarkerPtr& m, const Stream* recorder) {
+  m->error = recorder->pending_error;
   m->time = Clock::now();
   m->done = true;
   progress_.fetch_add(1, std::memory_order_release);

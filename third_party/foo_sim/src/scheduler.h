@@ -46,6 +46,9 @@ struct Marker {
   bool done = false;
   Clock::time_point time;
   std::vector<fooStream_st*> waiters;
+  // The recording stream's pending failure when the record completed: the
+  // record covers it, so synchronizing on the event may report it.
+  KernelErrorPtr error;
 };
 using MarkerPtr = std::shared_ptr<Marker>;
 
@@ -142,7 +145,7 @@ class Scheduler {
   fooError_t check_event(Event* e, const char* what) const;
   void push(Stream* s, Command c);
   void advance(Stream* s);
-  void complete(const MarkerPtr& m);
+  void complete(const MarkerPtr& m, const Stream* recorder);
   void list_runnable(Stream* s);
   Stream* pick(Device* d);
   void executor_main(Device* d);

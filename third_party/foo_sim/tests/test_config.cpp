@@ -80,6 +80,11 @@ TEST(launch_blocking) {  // FOO_SIM_LAUNCH_BLOCKING=1
   CHECK_ERR(harness::launch(nullptr, [] { fooKernelReportError("bad kernel"); }), fooErrorLaunchFailure);
   CHECK_DETAIL_HAS("bad kernel");
   CHECK_OK(fooStreamQuery(nullptr));
+  fooEvent_t after;  // ...and only there
+  CHECK_OK(fooEventCreate(&after));
+  CHECK_OK(fooEventRecord(after, nullptr));
+  CHECK_OK(fooEventSynchronize(after));
+  CHECK_OK(fooEventDestroy(after));
 }
 
 TEST(launch_delay) {  // FOO_SIM_LAUNCH_DELAY_US=200000

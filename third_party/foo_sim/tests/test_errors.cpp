@@ -1,9 +1,42 @@
 // Errors: names and strings, the last error, asynchronous kernel failures.
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "harness.h"
+
+namespace {
+
+// Holds kernels back until the test opens it, so "not complete yet" needs no
+// timing. It opens itself when the case ends, even by a failed CHECK, so no
+// executor stays blocked for the cases after it.
+class Gate {
+ public:
+  ~Gate() { open(); }
+  void open() { *open_ = true; }
+  // A kernel that waits for the gate, then fails with `message`.
+  fooError_t launch_failure(fooStream_t stream, std::string message) {
+    return harness::launch(stream, [open = open_, message] {
+      while (!*open) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      fooKernelReportError(message.c_str());
+    });
+  }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(false);
+};
+
+// A kernel that fails late enough for the host to be waiting by then.
+fooError_t launch_slow_failure(fooStream_t stream, const char* message) {
+  return harness::launch(stream, [message] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    fooKernelReportError(message);
+  });
+}
+
+}  // namespace
 
 TEST(names_and_descriptions) {
   CHECK(std::strcmp(fooGetErrorName(fooSuccess), "fooSuccess") == 0);
@@ -78,4 +111,123 @@ TEST(blocking_calls_inside_a_kernel_are_refused) {
   CHECK(sync_result == fooErrorNotPermitted);
   CHECK(dev_sync_result == fooErrorNotPermitted);
   CHECK_ERR(fooKernelReportError("not in a kernel"), fooErrorNotPermitted);
+}
+
+TEST(event_synchronize_reports_a_failure_before_its_record) {
+  fooStream_t s;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooEventCreate(&e));
+  CHECK_OK(launch_slow_failure(s, "weights are NaN"));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_ERR(fooEventSynchronize(e), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("weights are NaN");
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(event_query_reports_a_failure_once_the_record_completes) {
+  fooStream_t s;
+  fooEvent_t e;
+  Gate gate;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooEventCreateWithFlags(&e, fooEventDisableTiming));
+  CHECK_OK(gate.launch_failure(s, "shape mismatch in layer 3"));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_ERR(fooEventQuery(e), fooErrorNotReady);  // not complete: nothing to report yet
+  gate.open();
+  fooError_t q;
+  do {
+    q = fooEventQuery(e);
+  } while (q == fooErrorNotReady);
+  CHECK(q == fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("shape mismatch in layer 3");
+  CHECK_OK(fooEventQuery(e));
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(a_failure_reported_by_an_event_is_not_reported_again) {
+  fooStream_t s;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooEventCreate(&e));
+  CHECK_OK(launch_slow_failure(s, "reported once"));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_ERR(fooEventSynchronize(e), fooErrorLaunchFailure);
+  CHECK_OK(fooStreamSynchronize(s));
+  CHECK_OK(fooStreamQuery(s));
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK_OK(fooEventSynchronize(e));
+  CHECK_OK(fooEventQuery(e));
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(a_failure_reported_by_its_stream_is_not_reported_by_an_event) {
+  fooStream_t s;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooEventCreate(&e));
+  CHECK_OK(launch_slow_failure(s, "seen by the stream"));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_ERR(fooStreamSynchronize(s), fooErrorLaunchFailure);
+  CHECK_OK(fooEventSynchronize(e));
+  CHECK_OK(fooEventQuery(e));
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(an_event_recorded_before_a_failure_does_not_report_it) {
+  fooStream_t s;
+  fooEvent_t before;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooEventCreate(&before));
+  CHECK_OK(harness::launch_sleep(s, 20));
+  CHECK_OK(fooEventRecord(before, s));
+  CHECK_OK(harness::launch(s, [] { fooKernelReportError("after the record"); }));
+  CHECK_OK(fooEventSynchronize(before));
+  CHECK_ERR(fooStreamSynchronize(s), fooErrorLaunchFailure);  // still unreported until here
+  CHECK_DETAIL_HAS("after the record");
+  CHECK_OK(fooEventQuery(before));
+  CHECK_OK(fooEventDestroy(before));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(the_earliest_unreported_failure_is_the_one_reported) {
+  fooStream_t s;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooEventCreate(&e));
+  CHECK_OK(launch_slow_failure(s, "first failure"));
+  CHECK_OK(harness::launch(s, [] { fooKernelReportError("second failure"); }));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_ERR(fooEventSynchronize(e), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("first failure");
+  CHECK_OK(fooStreamSynchronize(s));  // the second came while the first was pending
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(a_stream_keeps_working_after_an_event_reported_its_failure) {
+  fooStream_t s;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooEventCreate(&e));
+  CHECK_OK(launch_slow_failure(s, "first failure"));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_ERR(fooEventSynchronize(e), fooErrorLaunchFailure);
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 10; ++i) CHECK_OK(harness::launch(s, [&] { ++ran; }));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_OK(fooEventSynchronize(e));
+  CHECK(ran == 10);
+  // A failure after the reported one is a new one, reported in its turn.
+  CHECK_OK(launch_slow_failure(s, "next failure"));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_ERR(fooEventSynchronize(e), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("next failure");
+  CHECK_OK(fooStreamSynchronize(s));
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(s));
 }

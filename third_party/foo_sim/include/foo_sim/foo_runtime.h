@@ -13,9 +13,18 @@
  *    fooGetLastError / fooPeekAtLastError, and fooGetErrorDetail gives a
  *    message that names the offending value;
  *  - a NULL fooStream_t means the default stream of the current device;
- *  - errors raised by a kernel are reported asynchronously, by the next
- *    fooStreamQuery / fooStreamSynchronize / fooDeviceSynchronize that
- *    covers its stream, as fooErrorLaunchFailure.
+ *  - a kernel fails by calling fooKernelReportError or by throwing. The
+ *    failure is reported asynchronously, as fooErrorLaunchFailure with the
+ *    kernel's message in fooGetErrorDetail, by the first synchronization
+ *    point that covers it: fooStreamQuery, fooStreamSynchronize or a
+ *    blocking copy on its stream, fooDeviceSynchronize of its device, or
+ *    fooEventQuery (once complete) or fooEventSynchronize of an event whose
+ *    most recent record was made on its stream after the kernel;
+ *  - each failure is reported once in total: the first point that reports
+ *    it marks it, the others that cover it then stay silent about it, and
+ *    the device remains usable. A stream keeps only its earliest unreported
+ *    failure: one that fails after it, before it is reported, is dropped.
+ *    With FOO_SIM_LAUNCH_BLOCKING=1 the failing launch reports its failure.
  *
  * Environment (read once, at the first call):
  *  FOO_SIM_DEVICE_COUNT      number of devices (default 2; 0 = none)
@@ -186,8 +195,9 @@ FOO_SIM_API fooError_t fooStreamGetDevice(fooStream_t stream, int* device);
 FOO_SIM_API fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn,
                                          void* userData);
 /* Called from inside a running kernel: marks it failed with a message. The
- * failure surfaces as fooErrorLaunchFailure at the next query or
- * synchronization of its stream, and fooGetErrorDetail gives the message. */
+ * failure surfaces as fooErrorLaunchFailure, once, at the first
+ * synchronization point that covers it (see the conventions at the top),
+ * and fooGetErrorDetail gives the message there. */
 FOO_SIM_API fooError_t fooKernelReportError(const char* message);
 
 /* ---- events ---- */
@@ -199,8 +209,12 @@ FOO_SIM_API fooError_t fooEventCreateWithFlags(fooEvent_t* event,
  * captured work for later queries, synchronizations and waits. The stream
  * must be on the event's device. */
 FOO_SIM_API fooError_t fooEventRecord(fooEvent_t event, fooStream_t stream);
-/* fooSuccess when the captured work is done (or never recorded). */
+/* fooErrorNotReady until the captured work is done; then fooSuccess (also
+ * for an event never recorded), or fooErrorLaunchFailure if the record
+ * covers a failed kernel that nothing has reported yet: this call reports
+ * it, and no other call will. */
 FOO_SIM_API fooError_t fooEventQuery(fooEvent_t event);
+/* Waits for the captured work, then returns as fooEventQuery would. */
 FOO_SIM_API fooError_t fooEventSynchronize(fooEvent_t event);
 /* Milliseconds between two completed records of timing events. */
 FOO_SIM_API fooError_t fooEventElapsedTime(float* ms, fooEvent_t start,
