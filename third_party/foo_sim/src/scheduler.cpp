@@ -21,6 +21,8 @@ thread_local bool t_on_executor = false;
 thread_local bool t_kernel_failed = false;
 thread_local std::string t_kernel_message;
 
+bool unreported(const KernelErrorPtr& error) { return error && !error->reported; }
+
 struct ClosureBox {
   std::function<void()> work;
   static void run(void* p) {
@@ -113,14 +115,12 @@ fooError_t Scheduler::stream_info(Stream* s, int* device, int* priority, unsigne
 }
 
 void Scheduler::note_error(Stream* s, KernelErrorPtr error) {
-  if (!error || error->reported) return;
-  if (s->pending_error && !s->pending_error->reported) return;
-  s->pending_error = std::move(error);
+  if (unreported(error) && !unreported(s->pending_error)) s->pending_error = std::move(error);
 }
 
 // Marks the error reported, so the other points that cover it stay quiet.
 fooError_t Scheduler::report(const KernelErrorPtr& error) {
-  if (!error || error->reported) return fooSuccess;
+  if (!unreported(error)) return fooSuccess;
   error->reported = true;
   return fail(error->code, error->detail);
 }
@@ -268,10 +268,13 @@ fooError_t Scheduler::wait_event(Stream* s, Event* e) {
   Lock lock(mutex_);
   if (fooError_t err = check_event(e, "fooStreamWaitEvent")) return err;
   if (fooError_t err = check_stream(s, "fooStreamWaitEvent")) return err;
-  if (!e->latest || e->latest->done) return fooSuccess;  // nothing to wait for
+  const MarkerPtr& m = e->latest;
+  // A completed record still has its unreported failure to hand on, in
+  // stream order; otherwise there is nothing to wait for.
+  if (!m || (m->done && !unreported(m->error))) return fooSuccess;
   Command c;
   c.kind = Command::Kind::Wait;
-  c.marker = e->latest;
+  c.marker = m;
   push(s, std::move(c));
   return fooSuccess;
 }
@@ -346,7 +349,12 @@ void Scheduler::advance(Stream* s) {
     MarkerPtr m = std::move(head.marker);
     bool is_record = head.kind == Command::Kind::Record;
     s->queue.pop_front();
-    if (is_record) complete(m, s);
+    if (is_record) {
+      complete(m, s);
+    } else {
+      // Work after a wait runs on what the record covers, failures included.
+      note_error(s, m->error);
+    }
   }
   if (idle(s)) on_idle(s);
 }

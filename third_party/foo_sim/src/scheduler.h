@@ -71,8 +71,9 @@ struct fooStream_st {
   bool running = false;   // an executor is running the kernel popped last
   bool listed = false;    // in device->runnable
   bool destroyed = false; // released by its owner; freed once idle
-  // The earliest failure that reached the stream while it had no unreported
-  // one; a later failure does not displace it until it is reported.
+  // The earliest failure that reached the stream, from its own kernels or a
+  // passed wait, while it had no unreported one; a later failure does not
+  // displace it until it is reported.
   foo_sim::KernelErrorPtr pending_error;
 };
 

@@ -231,3 +231,112 @@ TEST(a_stream_keeps_working_after_an_event_reported_its_failure) {
   CHECK_OK(fooEventDestroy(e));
   CHECK_OK(fooStreamDestroy(s));
 }
+
+TEST(a_failure_reaches_a_stream_that_waited_on_a_covering_event) {
+  fooStream_t origin, waiter;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&origin));
+  CHECK_OK(fooStreamCreate(&waiter));
+  CHECK_OK(fooEventCreateWithFlags(&e, fooEventDisableTiming));
+  CHECK_OK(launch_slow_failure(origin, "gradient is NaN"));
+  CHECK_OK(fooEventRecord(e, origin));
+  CHECK_OK(fooStreamWaitEvent(waiter, e, 0));
+  std::atomic<bool> ran{false};
+  CHECK_OK(harness::launch(waiter, [&] { ran = true; }));
+  CHECK_ERR(fooStreamSynchronize(waiter), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("gradient is NaN");
+  CHECK(ran);  // the failure is reported, not a reason to skip the work
+  CHECK_OK(fooStreamSynchronize(origin));
+  CHECK_OK(fooEventSynchronize(e));
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(origin));
+  CHECK_OK(fooStreamDestroy(waiter));
+}
+
+TEST(a_failure_follows_waits_transitively_and_across_devices) {
+  fooStream_t first, middle, last;
+  fooEvent_t after_first, after_middle;
+  CHECK_OK(fooStreamCreate(&first));
+  CHECK_OK(fooStreamCreate(&middle));
+  CHECK_OK(fooEventCreate(&after_first));
+  CHECK_OK(fooEventCreate(&after_middle));
+  CHECK_OK(fooSetDevice(1));
+  CHECK_OK(fooStreamCreate(&last));
+  CHECK_OK(fooSetDevice(0));
+  CHECK_OK(launch_slow_failure(first, "failed two hops away"));
+  CHECK_OK(fooEventRecord(after_first, first));
+  CHECK_OK(fooStreamWaitEvent(middle, after_first, 0));
+  CHECK_OK(harness::launch_sleep(middle, 10));
+  CHECK_OK(fooEventRecord(after_middle, middle));
+  CHECK_OK(fooStreamWaitEvent(last, after_middle, 0));
+  CHECK_OK(harness::launch(last, [] {}));
+  CHECK_OK(fooSetDevice(1));
+  CHECK_ERR(fooDeviceSynchronize(), fooErrorLaunchFailure);  // device 1 only holds `last`
+  CHECK_DETAIL_HAS("failed two hops away");
+  CHECK_OK(fooSetDevice(0));
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK_OK(fooEventSynchronize(after_first));
+  CHECK_OK(fooEventSynchronize(after_middle));
+  for (fooEvent_t e : {after_first, after_middle}) CHECK_OK(fooEventDestroy(e));
+  for (fooStream_t s : {first, middle, last}) CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(a_wait_on_a_record_made_before_a_failure_does_not_pass_it_on) {
+  fooStream_t origin, waiter;
+  fooEvent_t before;
+  CHECK_OK(fooStreamCreate(&origin));
+  CHECK_OK(fooStreamCreate(&waiter));
+  CHECK_OK(fooEventCreate(&before));
+  CHECK_OK(harness::launch_sleep(origin, 20));
+  CHECK_OK(fooEventRecord(before, origin));
+  CHECK_OK(launch_slow_failure(origin, "after the record"));
+  CHECK_OK(fooStreamWaitEvent(waiter, before, 0));
+  CHECK_OK(harness::launch(waiter, [] {}));
+  CHECK_OK(fooStreamSynchronize(waiter));
+  CHECK_ERR(fooStreamSynchronize(origin), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("after the record");
+  CHECK_OK(fooEventDestroy(before));
+  CHECK_OK(fooStreamDestroy(origin));
+  CHECK_OK(fooStreamDestroy(waiter));
+}
+
+TEST(a_wait_on_a_completed_record_still_passes_its_failure_on) {
+  fooStream_t origin, waiter;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&origin));
+  CHECK_OK(fooStreamCreate(&waiter));
+  CHECK_OK(fooEventCreate(&e));
+  CHECK_OK(harness::launch(origin, [] { fooKernelReportError("already over"); }));
+  CHECK_OK(fooEventRecord(e, origin));
+  // Most likely lets the record complete before the wait; the outcome must
+  // be the same if it has not.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_OK(fooStreamWaitEvent(waiter, e, 0));
+  CHECK_ERR(fooStreamSynchronize(waiter), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("already over");
+  CHECK_OK(fooStreamSynchronize(origin));
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(origin));
+  CHECK_OK(fooStreamDestroy(waiter));
+}
+
+TEST(a_waiting_stream_reports_its_own_earlier_failure_first) {
+  fooStream_t origin, waiter;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&origin));
+  CHECK_OK(fooStreamCreate(&waiter));
+  CHECK_OK(fooEventCreate(&e));
+  CHECK_OK(launch_slow_failure(origin, "origin's failure"));
+  CHECK_OK(fooEventRecord(e, origin));
+  CHECK_OK(harness::launch(waiter, [] { fooKernelReportError("waiter's own failure"); }));
+  CHECK_OK(fooStreamWaitEvent(waiter, e, 0));
+  CHECK_ERR(fooStreamSynchronize(waiter), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("waiter's own failure");
+  CHECK_OK(fooStreamSynchronize(waiter));  // carries one failure at a time...
+  CHECK_ERR(fooStreamSynchronize(origin), fooErrorLaunchFailure);  // ...the other is still reported
+  CHECK_DETAIL_HAS("origin's failure");
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(origin));
+  CHECK_OK(fooStreamDestroy(waiter));
+}

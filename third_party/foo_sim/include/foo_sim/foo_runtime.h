@@ -16,15 +16,27 @@
  *  - a kernel fails by calling fooKernelReportError or by throwing. The
  *    failure is reported asynchronously, as fooErrorLaunchFailure with the
  *    kernel's message in fooGetErrorDetail, by the first synchronization
- *    point that covers it: fooStreamQuery, fooStreamSynchronize or a
- *    blocking copy on its stream, fooDeviceSynchronize of its device, or
- *    fooEventQuery (once complete) or fooEventSynchronize of an event whose
- *    most recent record was made on its stream after the kernel;
+ *    point that covers it:
+ *      fooStreamQuery, fooStreamSynchronize, or a blocking copy on a stream
+ *      that covers it; fooDeviceSynchronize of a device with such a stream;
+ *      fooEventQuery (once complete) or fooEventSynchronize of an event
+ *      whose most recent record covers it.
+ *    A stream covers the failures of its own kernels and, once it has
+ *    passed a fooStreamWaitEvent, those the awaited record covers; a record
+ *    covers what its stream covered when the stream reached it. So a
+ *    failure follows waits from stream to stream, transitively. (CUDA
+ *    makes errors sticky for the whole context; this model is weaker, but
+ *    it does not hide a failure from the streams and events downstream of
+ *    it, within the one-failure limit below.)
  *  - each failure is reported once in total: the first point that reports
  *    it marks it, the others that cover it then stay silent about it, and
- *    the device remains usable. A stream keeps only its earliest unreported
- *    failure: one that fails after it, before it is reported, is dropped.
- *    With FOO_SIM_LAUNCH_BLOCKING=1 the failing launch reports its failure.
+ *    the device remains usable. A stream, and so a record made on it,
+ *    carries at most one unreported failure: the earliest to reach it. A
+ *    failure that reaches it, from a kernel or a wait, while that one is
+ *    unreported is not carried by it (a point that covers it elsewhere may
+ *    still report it); once that one is reported, the next failure to
+ *    reach it is carried.
+ *    With FOO_SIM_LAUNCH_BLOCKING=1 the failing launch itself reports it.
  *
  * Environment (read once, at the first call):
  *  FOO_SIM_DEVICE_COUNT      number of devices (default 2; 0 = none)
@@ -172,11 +184,14 @@ FOO_SIM_API fooError_t fooStreamCreateWithPriority(fooStream_t* stream,
                                                    int priority);
 /* Returns at once; queued work still runs, then the stream is released. */
 FOO_SIM_API fooError_t fooStreamDestroy(fooStream_t stream);
-/* fooSuccess when all queued work is done, fooErrorNotReady otherwise. */
+/* fooErrorLaunchFailure if the stream carries an unreported failure (see
+ * above), else fooSuccess when all queued work is done, fooErrorNotReady
+ * otherwise. */
 FOO_SIM_API fooError_t fooStreamQuery(fooStream_t stream);
 FOO_SIM_API fooError_t fooStreamSynchronize(fooStream_t stream);
 /* Work queued on `stream` after this call waits for the event's most recent
- * record (made before this call); the host does not wait. The event may
+ * record (made before this call), and the stream then carries a failure
+ * that record covers (see above); the host does not wait. The event may
  * belong to another device. flags must be 0. */
 FOO_SIM_API fooError_t fooStreamWaitEvent(fooStream_t stream, fooEvent_t event,
                                           unsigned int flags);
