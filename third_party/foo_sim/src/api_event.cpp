@@ -11,7 +11,7 @@ fooError_t fooEventCreate(fooEvent_t* event) { return fooEventCreateWithFlags(ev
 
 fooError_t fooEventCreateWithFlags(fooEvent_t* event, unsigned int flags) {
   if (event == nullptr) return fail(fooErrorInvalidValue, "fooEventCreate: event is NULL");
-  if (flags & ~(fooEventBlockingSync | fooEventDisableTiming)) {
+  if (flags & ~(fooEventBlockingSync | fooEventDisableTiming | fooEventIgnoreFailures)) {
     return fail(fooErrorInvalidValue, foo_sim::format("fooEventCreate: unknown flags 0x%x", flags));
   }
   Runtime* rt;

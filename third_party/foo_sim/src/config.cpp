@@ -10,7 +10,7 @@
 namespace foo_sim {
 namespace {
 
-constexpr int kMaxDevices = 64;  // torch's DeviceIndex is int8_t
+constexpr int kMaxDevices = FOO_SIM_MAX_DEVICES;
 constexpr int kMaxExecutors = 64;
 constexpr uint64_t kMaxDelayUs = 10'000'000;
 

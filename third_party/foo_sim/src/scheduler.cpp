@@ -125,6 +125,10 @@ fooError_t Scheduler::report(const KernelErrorPtr& error) {
   return fail(error->code, error->detail);
 }
 
+fooError_t Scheduler::report_for(const Event* e, const KernelErrorPtr& error) {
+  return (e->flags & fooEventIgnoreFailures) ? fooSuccess : report(error);
+}
+
 fooError_t Scheduler::query_stream(Stream* s) {
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooStreamQuery")) return e;
@@ -285,7 +289,7 @@ fooError_t Scheduler::query_event(Event* e) {
   const MarkerPtr& m = e->latest;
   if (!m) return fooSuccess;
   if (!m->done) return fooErrorNotReady;
-  return report(m->error);
+  return report_for(e, m->error);
 }
 
 fooError_t Scheduler::synchronize_event(Event* e) {
@@ -294,7 +298,7 @@ fooError_t Scheduler::synchronize_event(Event* e) {
   MarkerPtr m = e->latest;
   if (!m) return fooSuccess;
   host_wait(lock, (e->flags & fooEventBlockingSync) != 0, [&m] { return m->done; });
-  return report(m->error);
+  return report_for(e, m->error);
 }
 
 fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {

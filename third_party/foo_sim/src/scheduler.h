@@ -159,6 +159,8 @@ class Scheduler {
   void host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred);
   static void note_error(Stream* s, KernelErrorPtr error);
   static fooError_t report(const KernelErrorPtr& error);
+  // report() unless the event was created to ignore failures.
+  static fooError_t report_for(const Event* e, const KernelErrorPtr& error);
   fooError_t enqueue_and_wait(Lock& lock, Stream* s, Command c);
 
   const Config config_;

@@ -340,3 +340,18 @@ TEST(a_waiting_stream_reports_its_own_earlier_failure_first) {
   CHECK_OK(fooStreamDestroy(origin));
   CHECK_OK(fooStreamDestroy(waiter));
 }
+
+TEST(an_event_that_ignores_failures_leaves_them_to_the_stream) {
+  fooStream_t s;
+  fooEvent_t e;
+  CHECK_OK(fooStreamCreate(&s));
+  CHECK_OK(fooEventCreateWithFlags(&e, fooEventDisableTiming | fooEventIgnoreFailures));
+  CHECK_OK(launch_slow_failure(s, "left for the stream"));
+  CHECK_OK(fooEventRecord(e, s));
+  CHECK_OK(fooEventSynchronize(e));
+  CHECK_OK(fooEventQuery(e));
+  CHECK_ERR(fooStreamSynchronize(s), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("left for the stream");
+  CHECK_OK(fooEventDestroy(e));
+  CHECK_OK(fooStreamDestroy(s));
+}

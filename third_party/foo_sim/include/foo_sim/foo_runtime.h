@@ -20,7 +20,8 @@
  *      fooStreamQuery, fooStreamSynchronize, or a blocking copy on a stream
  *      that covers it; fooDeviceSynchronize of a device with such a stream;
  *      fooEventQuery (once complete) or fooEventSynchronize of an event
- *      whose most recent record covers it.
+ *      whose most recent record covers it (unless the event was created
+ *      with fooEventIgnoreFailures).
  *    A stream covers the failures of its own kernels and, once it has
  *    passed a fooStreamWaitEvent, those the awaited record covers; a record
  *    covers what its stream covered when the stream reached it. So a
@@ -39,7 +40,8 @@
  *    With FOO_SIM_LAUNCH_BLOCKING=1 the failing launch itself reports it.
  *
  * Environment (read once, at the first call):
- *  FOO_SIM_DEVICE_COUNT      number of devices (default 2; 0 = none)
+ *  FOO_SIM_DEVICE_COUNT      number of devices (default 2; 0 = none; at
+ *                            most FOO_SIM_MAX_DEVICES)
  *  FOO_SIM_DEVICE_MEMORY     capacity of each device, e.g. 512MiB, 8GiB
  *                            (default 8GiB)
  *  FOO_SIM_DEVICE_EXECUTORS  executor threads per device (default 4)
@@ -100,6 +102,10 @@ typedef enum fooMemoryType {
   fooMemoryTypeDevice = 2  /* device memory from fooMalloc */
 } fooMemoryType;
 
+/* The most devices a process can have, so that per-device tables above the
+ * runtime may be fixed arrays. */
+#define FOO_SIM_MAX_DEVICES 64
+
 typedef struct fooPointerAttributes {
   fooMemoryType type;
   int device;          /* owning device; -1 for unregistered memory */
@@ -125,6 +131,11 @@ typedef enum fooMemcpyKind {
 #define fooEventDefault 0x0u       /* timing enabled, host waits may spin */
 #define fooEventBlockingSync 0x1u  /* host waits block without spinning */
 #define fooEventDisableTiming 0x2u /* no timestamp: cheaper, no elapsed time */
+/* Queries and synchronizations of the event report completion only, never a
+ * kernel failure: for a runtime's own bookkeeping (an allocator tracking
+ * when a block is free), which must not take a failure away from the user's
+ * synchronization points. Waits on it still hand failures on. */
+#define fooEventIgnoreFailures 0x4u
 
 /* ---- errors ---- */
 FOO_SIM_API const char* fooGetErrorName(fooError_t error);
