@@ -54,6 +54,17 @@ def test_synchronize_waits_for_the_device(foo):
     assert foo.current_stream(1).query()
 
 
-def test_device_capability_lists_dtypes(foo):
+def test_device_capability_lists_dtypes_foo_computes_with(foo):
     dtypes = torch.accelerator.get_device_capability()["supported_dtypes"]
     assert {torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.bool} <= dtypes
+    checked = 0
+    for dtype in dtypes:                 # every listed dtype really moves and computes on foo
+        try:
+            cpu = torch.arange(6).to(dtype).reshape(2, 3)
+        except (RuntimeError, TypeError):
+            continue                     # CPU cannot build it from integers either (quantized types)
+        got = cpu.to("foo").t().contiguous().cpu()
+        assert got.dtype == dtype
+        assert torch.equal(got.view(torch.uint8), cpu.t().contiguous().view(torch.uint8)), dtype
+        checked += 1
+    assert checked >= 10

@@ -112,17 +112,20 @@ def test_two_streams_overlap_measured_by_events(foo):
 
 
 def test_wait_stream_orders_work_across_streams(foo):
-    a, b = foo.Stream(), foo.Stream(1)
+    a, b = foo.Stream(0), foo.Stream(1)
+    x = torch.zeros(4, device="foo:0")
     with foo.stream(a):
         foo._sleep(200)
-    b.wait_stream(a)  # across devices too
+        x.add_(1)                        # written on a, late
     t0 = time.monotonic()
-    assert time.monotonic() - t0 < 0.1  # the host did not wait
-    with foo.stream(b):
-        foo._sleep(1)
+    b.wait_stream(a)                     # across devices too
+    assert time.monotonic() - t0 < 0.1   # the host did not wait
+    with foo.device(1), foo.stream(b):
+        y = x.to("foo:1")                # on b: reads x only after a's add
     assert not b.query()
     b.synchronize()
     assert a.query()
+    assert y.cpu().tolist() == [1.0] * 4
 
 
 def test_high_priority_stream_goes_first_when_executors_are_busy():

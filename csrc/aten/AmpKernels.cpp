@@ -17,7 +17,7 @@ void non_finite_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, c
   c10::Device device = found_inf.device();
   TORCH_CHECK(device.type() == c10::DeviceType::PrivateUse1, name, ": found_inf must be a foo tensor, got one on ",
               device);
-  check_on_device(device, inv_scale, name);
+  check_same_device(device, inv_scale, name);
   TORCH_CHECK(inv_scale.numel() == 1 && found_inf.numel() == 1, name,
               ": inv_scale and found_inf must be 1-element tensors");
   std::vector<KernelTensor> kept;
@@ -39,8 +39,8 @@ at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at
                          double growth_factor, double backoff_factor, int64_t growth_interval) {
   const char* name = "aten::_amp_update_scale_";
   c10::Device device = scale.device();
-  check_on_device(device, growth_tracker, name);
-  check_on_device(device, found_inf, name);
+  check_same_device(device, growth_tracker, name);
+  check_same_device(device, found_inf, name);
   launch_op(device.index(), name,
             [s = KernelTensor(scale), g = KernelTensor(growth_tracker), f = KernelTensor(found_inf), growth_factor,
              backoff_factor, growth_interval] {

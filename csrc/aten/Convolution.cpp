@@ -6,7 +6,6 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
-#include "aten/HostShaped.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -33,11 +32,11 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
                        at::IntArrayRef output_padding, int64_t groups) {
   const char* name = "aten::convolution_overrideable";
   c10::Device device = input.device();
-  check_on_device(device, weight, name);
-  if (bias.has_value()) check_on_device(device, *bias, name);
+  check_same_device(device, weight, name);
+  if (bias.has_value()) check_same_device(device, *bias, name);
   at::Tensor out = at::empty(output_size(input, weight, stride, padding, dilation, transposed, output_padding, groups),
                              input.options().memory_format(input.suggest_memory_format()));
-  queue_into(device, name, {out},
+  launch_into(device, name, {out},
              [in = KernelTensor(input), w = KernelTensor(weight), b = Carry<const std::optional<at::Tensor>&>::keep(bias),
               stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(), transposed,
               output_padding = output_padding.vec(), groups] {
@@ -54,13 +53,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
     std::array<bool, 3> output_mask) {
   const char* name = "aten::convolution_backward_overrideable";
   c10::Device device = grad_output.device();
-  check_on_device(device, input, name);
-  check_on_device(device, weight, name);
+  check_same_device(device, input, name);
+  check_same_device(device, weight, name);
   at::Tensor grad_input = output_mask[0] ? at::empty_like(input) : at::Tensor();
   at::Tensor grad_weight = output_mask[1] ? at::empty_like(weight) : at::Tensor();
   int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   at::Tensor grad_bias = output_mask[2] ? at::empty({channels}, weight.options()) : at::Tensor();
-  queue_into(device, name, {grad_input, grad_weight, grad_bias},
+  launch_into(device, name, {grad_input, grad_weight, grad_bias},
              [go = KernelTensor(grad_output), in = KernelTensor(input), w = KernelTensor(weight), stride = stride.vec(),
               padding = padding.vec(), dilation = dilation.vec(), transposed, output_padding = output_padding.vec(),
               groups, output_mask, channels] {

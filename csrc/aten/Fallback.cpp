@@ -10,21 +10,32 @@
 //    outputs are allocated, and a kernel queued on the current stream runs
 //    the CPU implementation and copies each fresh output once into place.
 //    In-place and out= arguments are written directly.
+//    out= arguments are resized to the meta result's shape on the host, and
+//    the kernel copies the CPU result into them.
 //  - operators whose outputs depend on the data (no meta result, or
-//    non-tensor results): the host waits for the stream, runs the CPU
-//    implementation, and copies each fresh output once to the device.
+//    non-tensor results, as `nonzero` or `.item()`): the host waits for the
+//    stream, runs the CPU implementation, and copies each fresh output once
+//    to the device. They are the only ones that synchronize the host, as on
+//    CUDA; torch.foo.synchronizing_ops() lists them.
+//
+// CPU tensors among the arguments (scalars, index tensors) are copied when
+// the operator is called: the kernel must see their values as of the call.
 #include <algorithm>
 #include <mutex>
 #include <set>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include "aten/DeviceCheck.h"
 #include "aten/Fallback.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
@@ -40,21 +51,30 @@ constexpr c10::DeviceType kFoo = c10::DeviceType::PrivateUse1;
 
 // ------------------------------------------------------------ bookkeeping
 
+std::string full_name(const c10::OperatorHandle& op) {
+  const auto& name = op.operator_name();
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
 struct FallbackLog {
   std::mutex mutex;
   std::set<std::string> ops;
+  std::set<std::string> synchronizing;
   const bool warn = [] {
     const char* v = std::getenv("FOO_WARN_FALLBACK");
     return v != nullptr && std::string(v) == "1";
   }();
 
-  void note(const c10::OperatorHandle& op) {
-    const auto& name = op.operator_name();
-    std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  void note(const std::string& op) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (ops.insert(full).second && warn) {
-      TORCH_WARN("The operator '", full, "' has no foo kernel: it runs through the CPU fallback.");
+    if (ops.insert(op).second && warn) {
+      TORCH_WARN("The operator '", op, "' has no foo kernel: it runs through the CPU fallback.");
     }
+  }
+
+  void note_synchronizing(const std::string& op) {
+    std::lock_guard<std::mutex> lock(mutex);
+    synchronizing.insert(op);
   }
 };
 
@@ -99,6 +119,27 @@ c10::IValue map_foo(const c10::IValue& v, const F& fn, c10::Device device) {
   return v;
 }
 
+// A copy of a list `v` with every defined CPU tensor mapped by `fn`.
+template <class F>
+c10::IValue map_cpu(const c10::IValue& v, const F& fn) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    return t.defined() && t.is_cpu() ? c10::IValue(fn(t)) : v;
+  }
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(t.defined() && t.is_cpu() ? fn(t) : t);
+    return out;
+  }
+  if (v.isList()) {
+    auto list = v.toList();
+    c10::impl::GenericList out(list.elementType());
+    for (const c10::IValue& e : list) out.push_back(map_cpu(e, fn));
+    return out;
+  }
+  return v;
+}
+
 // Operators that, like CUDA's, take CPU index tensors alongside device tensors.
 bool accepts_cpu_tensors(const c10::OperatorHandle& op) {
   const auto& name = op.operator_name().name;
@@ -106,11 +147,11 @@ bool accepts_cpu_tensors(const c10::OperatorHandle& op) {
          name == "aten::_index_put_impl_";
 }
 
-// The foo device of the call, after checking that all foo tensors share it
-// and that CPU tensors are only scalars, as CUDA requires.
-c10::Device call_device(const c10::OperatorHandle& op, const Stack& args) {
+// The foo device of the call, after checking the other tensors' devices as
+// CUDA does for the operator (see DeviceCheck.h).
+c10::Device call_device(const c10::OperatorHandle& op, const std::string& name, const Stack& args) {
   std::optional<c10::Device> device;
-  std::optional<c10::Device> cpu_tensor;
+  std::optional<at::Tensor> cpu_tensor;
   for (const c10::IValue& v : args) {
     if (v.isDevice() && v.toDevice().type() == kFoo && !device) device = v.toDevice();
     for_each_tensor(v, [&](const at::Tensor& t) {
@@ -118,18 +159,23 @@ c10::Device call_device(const c10::OperatorHandle& op, const Stack& args) {
       if (t.device().type() == kFoo) {
         TORCH_CHECK(!device || *device == t.device() || !device->has_index(),
                     "Expected all tensors to be on the same device, but found at least two devices, ", *device,
-                    " and ", t.device(), "!");
+                    " and ", t.device(), "! (when checking the arguments of ", op.schema().name(), ")");
         device = t.device();
-      } else if (t.dim() > 0) {
-        cpu_tensor = t.device();
+      } else if (!cpu_tensor || t.dim() > 0) {
+        cpu_tensor = t;
       }
     });
   }
   TORCH_INTERNAL_ASSERT(device.has_value(), "foo fallback called for ", op.schema().name(), " without a foo argument");
   if (!device->has_index()) device = c10::Device(kFoo, current_device());
-  TORCH_CHECK(!cpu_tensor || accepts_cpu_tensors(op),
-              "Expected all tensors to be on the same device, but found at least two devices, ", *device, " and ",
-              *cpu_tensor, "! (", op.schema().name(), ")");
+  if (cpu_tensor) {
+    const char* op_name = op.schema().name().c_str();
+    if (has_exact_device_check(name)) {
+      check_same_device(*device, *cpu_tensor, op_name);
+    } else if (!accepts_cpu_tensors(op)) {
+      check_on_device_or_cpu_scalar(*device, *cpu_tensor, op_name);
+    }
+  }
   return *device;
 }
 
@@ -195,23 +241,31 @@ c10::IValue kernel_generator(const c10::IValue& given, c10::Device device) {
 }
 
 // The call's arguments as the CPU kernel takes them: CPU aliases of the foo
-// tensors, the CPU device, and per-launch CPU generators.
-Stack cpu_arguments(const c10::FunctionSchema& schema, const Stack& args, c10::Device device) {
+// tensors, the CPU device, and per-launch CPU generators. For a kernel that
+// runs later (`queued`), CPU tensors are copied now.
+Stack cpu_arguments(const c10::FunctionSchema& schema, const Stack& args, c10::Device device, bool queued) {
   Stack out;
   out.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     if (i < schema.arguments().size() && is_generator_argument(schema.arguments()[i])) {
       out.push_back(kernel_generator(args[i], device));
-    } else {
-      out.push_back(map_foo(args[i], to_cpu_alias, c10::Device(c10::kCPU)));
+      continue;
     }
+    c10::IValue v = map_foo(args[i], to_cpu_alias, c10::Device(c10::kCPU));
+    if (queued && args[i].isTensor() && args[i].toTensor().defined() && args[i].toTensor().is_cpu()) {
+      v = capture_host_tensor(args[i].toTensor());
+    } else if (queued && (args[i].isTensorList() || args[i].isList())) {
+      v = map_cpu(v, capture_host_tensor);
+    }
+    out.push_back(std::move(v));
   }
   return out;
 }
 
 void run_views(const c10::OperatorHandle& op, Stack* stack, size_t num_args) {
   Stack args(stack->end() - num_args, stack->end());
-  Stack cpu = cpu_arguments(op.schema(), args, c10::Device(c10::kCPU));
+  AliasScope aliases;
+  Stack cpu = cpu_arguments(op.schema(), args, c10::Device(c10::kCPU), /*queued=*/false);
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
   torch::jit::drop(*stack, num_args);
   for (const c10::IValue& r : cpu) {
@@ -237,25 +291,33 @@ bool is_out_argument(const c10::Argument& a) {
   return a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite();
 }
 
-bool has_out_arguments(const c10::FunctionSchema& schema) {
-  return std::any_of(schema.arguments().begin(), schema.arguments().end(), is_out_argument);
+// The defined out= tensors among the arguments, by argument index.
+std::vector<size_t> out_arguments(const c10::FunctionSchema& schema, const Stack& args) {
+  std::vector<size_t> outs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (is_out_argument(schema.arguments()[i]) && args[i].isTensor() && args[i].toTensor().defined()) {
+      outs.push_back(i);
+    }
+  }
+  return outs;
 }
 
-// Waits for the device's current stream, then runs on the host. out=
-// arguments get fresh CPU tensors (the kernel may resize them as it likes);
-// the foo ones are then resized and filled.
+// A fresh CPU tensor for each out= argument: the CPU kernel may resize its
+// outputs in ways meta functions do not predict.
+void give_fresh_outputs(Stack& cpu, const Stack& args, const std::vector<size_t>& outs) {
+  for (size_t i : outs) cpu[i] = at::empty({0}, args[i].toTensor().options().device(c10::kCPU));
+}
+
+// Waits for the device's current stream, then runs on the host; out=
+// arguments are then resized and filled.
 void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device) {
   Stack args(stack->end() - num_args, stack->end());
   const auto& schema = op.schema();
   getCurrentFooStream(device.index()).synchronize();
-  Stack cpu = cpu_arguments(schema, args, device);
-  std::vector<size_t> outs;
-  for (size_t i = 0; i < num_args; ++i) {
-    if (is_out_argument(schema.arguments()[i]) && args[i].isTensor() && args[i].toTensor().defined()) {
-      cpu[i] = at::empty({0}, args[i].toTensor().options().device(c10::kCPU));
-      outs.push_back(i);
-    }
-  }
+  AliasScope aliases;
+  Stack cpu = cpu_arguments(schema, args, device, /*queued=*/false);
+  std::vector<size_t> outs = out_arguments(schema, args);
+  give_fresh_outputs(cpu, args, outs);
   Stack cpu_outs(cpu.begin(), cpu.end());  // keeps the CPU out tensors after the call consumes the stack
   op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
   for (size_t i : outs) {
@@ -283,19 +345,43 @@ void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_a
   }
 }
 
-at::Tensor to_meta(const at::Tensor& t) {
-  return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
-}
+// Meta tensors that alias one another as the foo tensors do (one meta
+// storage per foo storage), so that meta functions' overlap checks see the
+// real aliasing.
+class MetaAliases {
+ public:
+  at::Tensor operator()(const at::Tensor& t) {
+    if (t.numel() == 0) return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
+    const void* base = t.storage().data();
+    auto it = std::find_if(storages_.begin(), storages_.end(), [&](const auto& e) { return e.first == base; });
+    if (it == storages_.end()) {
+      storages_.emplace_back(base, c10::Storage(c10::Storage::use_byte_size_t(), t.storage().nbytes(),
+                                                c10::DataPtr(nullptr, c10::Device(c10::kMeta)),
+                                                /*allocator=*/nullptr, /*resizable=*/true));
+      it = storages_.end() - 1;
+    }
+    auto meta = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(it->second),
+                                                         c10::DispatchKeySet(c10::DispatchKey::Meta), t.dtype());
+    meta.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+    return meta;
+  }
+
+ private:
+  std::vector<std::pair<const void*, c10::Storage>> storages_;
+};
 
 // Runs the operator on meta tensors; nullopt when there is no usable
 // (data-independent, tensor-only) meta result.
 std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& args) {
+  MetaAliases to_meta;
   Stack meta;
   meta.reserve(args.size());
-  for (const auto& v : args) meta.push_back(map_foo(v, to_meta, c10::Device(c10::kMeta)));
+  for (const auto& v : args) meta.push_back(map_foo(v, std::ref(to_meta), c10::Device(c10::kMeta)));
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    // Overlap is a user error the CPU kernel would report too: say it now.
+    if (std::string_view(e.what()).find("unsupported operation: ") != std::string_view::npos) throw;
     // No meta kernel, or a data-dependent one (some raise Python errors);
     // the host path runs the CPU kernel, which reports any real error.
     return std::nullopt;
@@ -310,12 +396,18 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
                 const Stack& meta) {
   Stack args(stack->end() - num_args, stack->end());
   const auto& schema = op.schema();
-  // Fresh outputs, allocated now with the meta layout.
+  // Outputs: fresh ones allocated now with the meta layout, out= ones
+  // resized to the meta shape; the kernel copies the CPU results into both.
   Stack results;
-  std::vector<std::pair<at::Tensor, size_t>> fresh;  // (foo output, index into flattened CPU results)
+  std::vector<std::pair<at::Tensor, size_t>> targets_now;  // (foo output, index into flattened CPU results)
   size_t flat = 0;
   for (size_t r = 0; r < meta.size(); ++r) {
     if (auto arg = written_argument(schema, r)) {
+      if (is_out_argument(schema.arguments()[*arg]) && meta[r].isTensor()) {
+        at::Tensor out = args[*arg].toTensor();
+        at::native::resize_output(out, meta[r].toTensor().sizes());
+        targets_now.emplace_back(out, flat);
+      }
       results.push_back(args[*arg]);
       flat += 1;
     } else if (meta[r].isTensor() && !meta[r].toTensor().defined()) {
@@ -324,13 +416,13 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
     } else if (meta[r].isTensor()) {
       const at::Tensor& m = meta[r].toTensor();
       auto out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
-      fresh.emplace_back(out, flat++);
+      targets_now.emplace_back(out, flat++);
       results.push_back(out);
     } else if (meta[r].isTensorList()) {
       c10::List<at::Tensor> outs;
       for (const at::Tensor& m : meta[r].toTensorList()) {
         auto out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
-        fresh.emplace_back(out, flat++);
+        targets_now.emplace_back(out, flat++);
         outs.push_back(out);
       }
       results.push_back(outs);
@@ -339,10 +431,13 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
       flat += 1;
     }
   }
-  Stack cpu = cpu_arguments(schema, args, device);
+  Stack cpu = cpu_arguments(schema, args, device, /*queued=*/true);
+  give_fresh_outputs(cpu, args, out_arguments(schema, args));
   std::vector<std::pair<KernelTensor, size_t>> targets;
-  targets.reserve(fresh.size());
-  for (auto& [t, index] : fresh) targets.emplace_back(KernelTensor(t), index);
+  targets.reserve(targets_now.size());
+  for (auto& [t, index] : targets_now) {
+    if (t.numel() > 0) targets.emplace_back(KernelTensor(t), index);
+  }
   launch_op(device.index(), op.schema().name().c_str(),
             [op, cpu = std::move(cpu), targets = std::move(targets)]() mutable {
               op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
@@ -355,9 +450,10 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
                 }
               }
               for (const auto& [target, index] : targets) {
-                TORCH_CHECK(flat_results[index].sizes() == target.cpu().sizes(), "output ", index, " has shape ",
-                            flat_results[index].sizes(), " on CPU but its meta function gave ", target.cpu().sizes());
-                target.cpu().copy_(flat_results[index]);
+                at::Tensor dst = target.cpu();
+                TORCH_CHECK(flat_results[index].sizes() == dst.sizes(), "output ", index, " has shape ",
+                            flat_results[index].sizes(), " on CPU but its meta function gave ", dst.sizes());
+                if (!flat_results[index].is_same(dst)) dst.copy_(flat_results[index]);
               }
             });
   torch::jit::drop(*stack, num_args);
@@ -372,17 +468,18 @@ bool inexact_meta(const c10::OperatorHandle& op) {
 }
 
 void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
-  log().note(op);
+  std::string name = full_name(op);
+  log().note(name);
   const auto& schema = op.schema();
   size_t num_args = schema.arguments().size();
   Stack args(stack->end() - num_args, stack->end());
-  c10::Device device = call_device(op, args);
+  c10::Device device = call_device(op, name, args);
   c10::DeviceGuard guard(device);
   if (returns_views(schema)) return run_views(op, stack, num_args);
-  // out= arguments may be resized in ways meta functions do not predict.
-  if (!inexact_meta(op) && !has_out_arguments(schema)) {
+  if (!inexact_meta(op)) {
     if (auto meta = meta_results(op, args)) return run_queued(op, stack, num_args, device, *meta);
   }
+  log().note_synchronizing(name);
   run_synchronously(op, stack, num_args, device);
 }
 
@@ -393,6 +490,11 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromB
 std::vector<std::string> fallback_ops() {
   std::lock_guard<std::mutex> lock(log().mutex);
   return {log().ops.begin(), log().ops.end()};
+}
+
+std::vector<std::string> synchronizing_ops() {
+  std::lock_guard<std::mutex> lock(log().mutex);
+  return {log().synchronizing.begin(), log().synchronizing.end()};
 }
 
 }  // namespace foo::aten

@@ -1,30 +1,31 @@
 #include "aten/KernelTensor.h"
 
-#include <ATen/ops/empty_strided.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/ops/empty_strided.h>
 
 namespace foo::aten {
 namespace {
 
-// A non-owning CPU tensor over `data`. Built directly rather than with
-// at::from_blob: this runs once per tensor argument of every kernel.
-at::Tensor raw_alias(void* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype) {
-  if (data == nullptr) {  // no elements
-    return at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype).device(c10::kCPU));
-  }
-  auto meta = c10::scalarTypeToTypeMeta(dtype);
-  size_t nbytes = at::detail::computeStorageNbytes(sizes, strides, meta.itemsize());
-  c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, c10::DataPtr(data, c10::Device(c10::kCPU)),
-                       /*allocator=*/nullptr, /*resizable=*/false);
-  auto t = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
-                                                    meta);
-  t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides);
-  return t;
+thread_local AliasScope* t_scope = nullptr;
+
+c10::Storage cpu_storage(void* base, size_t nbytes) {
+  return c10::Storage(c10::Storage::use_byte_size_t(), nbytes, c10::DataPtr(base, c10::Device(c10::kCPU)),
+                      /*allocator=*/nullptr, /*resizable=*/false);
 }
 
-at::Tensor alias(void* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, c10::ScalarType dtype, bool conj,
-                 bool neg) {
-  at::Tensor t = raw_alias(data, sizes, strides, dtype);
+// A non-owning CPU tensor over foo memory. Built directly rather than with
+// at::from_blob: this runs once per tensor argument of every kernel.
+at::Tensor alias(void* base, size_t nbytes, int64_t offset, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                 c10::ScalarType dtype, bool conj, bool neg) {
+  at::Tensor t;
+  if (base == nullptr) {  // no elements
+    t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype).device(c10::kCPU));
+  } else {
+    c10::Storage storage = t_scope ? t_scope->storage_for(base, nbytes) : cpu_storage(base, nbytes);
+    t = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
+                                                 c10::scalarTypeToTypeMeta(dtype));
+    t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides, offset);
+  }
   if (conj) t._set_conj(true);
   if (neg) t._set_neg(true);
   return t;
@@ -33,18 +34,43 @@ at::Tensor alias(void* data, c10::IntArrayRef sizes, c10::IntArrayRef strides, c
 }  // namespace
 
 KernelTensor::KernelTensor(const at::Tensor& t)
-    : data_(t.numel() == 0 ? nullptr : t.data_ptr()),
+    : storage_base_(t.numel() == 0 ? nullptr : const_cast<void*>(t.storage().data())),
+      storage_nbytes_(t.numel() == 0 ? 0 : t.storage().nbytes()),
+      storage_offset_(t.storage_offset()),
       sizes_(t.sizes().begin(), t.sizes().end()),
       strides_(t.strides().begin(), t.strides().end()),
       dtype_(t.scalar_type()),
       conj_(t.is_conj()),
       neg_(t.is_neg()) {}
 
-at::Tensor KernelTensor::cpu() const { return alias(data_, sizes_, strides_, dtype_, conj_, neg_); }
-
-at::Tensor cpu_alias(const at::Tensor& t) {
-  return alias(t.numel() == 0 ? nullptr : t.data_ptr(), t.sizes(), t.strides(), t.scalar_type(), t.is_conj(),
-               t.is_neg());
+at::Tensor KernelTensor::cpu() const {
+  return alias(storage_base_, storage_nbytes_, storage_offset_, sizes_, strides_, dtype_, conj_, neg_);
 }
+
+at::Tensor capture_host_tensor(const at::Tensor& t) {
+  // A wrapped number was made from a Python scalar for this one call:
+  // nobody else holds it, so it cannot change.
+  if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) return t;
+  return t.clone();
+}
+
+CarriedTensor::CarriedTensor(const at::Tensor& t)
+    : foo_(t.defined() && t.device().type() == c10::DeviceType::PrivateUse1 ? std::optional<KernelTensor>(t)
+                                                                           : std::nullopt),
+      host_(foo_ ? at::Tensor() : capture_host_tensor(t)) {}
+
+AliasScope::AliasScope() : previous_(t_scope) { t_scope = this; }
+
+AliasScope::~AliasScope() { t_scope = previous_; }
+
+c10::Storage AliasScope::storage_for(void* base, size_t nbytes) {
+  for (const c10::Storage& s : storages_) {
+    if (s.data() == base) return s;
+  }
+  storages_.push_back(cpu_storage(base, nbytes));
+  return storages_.back();
+}
+
+at::Tensor cpu_alias(const at::Tensor& t) { return KernelTensor(t).cpu(); }
 
 }  // namespace foo::aten

@@ -1,10 +1,18 @@
-// What a kernel knows of a foo tensor: its address, layout and dtype, by
-// value. Kernels never own Tensors: as on a GPU, the host may free a tensor
-// while work that uses it is still queued, and the caching allocator reuses
-// the memory in stream order (or after Tensor.record_stream's work).
+// What a kernel knows of its tensor arguments, captured when the operator
+// is called. Kernels run later, on an executor thread:
+//  - foo tensors travel by address, layout and dtype (KernelTensor).
+//    Kernels never own foo memory: as on a GPU, the host may free a tensor
+//    while work that uses it is still queued, and the caching allocator
+//    reuses the memory in stream order (or after Tensor.record_stream's work).
+//  - CPU tensors (0-dim scalars, CPU index tensors) travel by value
+//    (CarriedTensor): the host may change or free them as soon as the
+//    operator returns, as CUDA copies them into the launch.
 #pragma once
 
+#include <optional>
+
 #include <ATen/Tensor.h>
+#include <c10/core/Storage.h>
 #include <c10/util/SmallVector.h>
 
 namespace foo::aten {
@@ -12,11 +20,14 @@ namespace foo::aten {
 class KernelTensor {
  public:
   explicit KernelTensor(const at::Tensor& t);
-  // A CPU tensor over the same memory; only valid inside the kernel.
+  // A CPU tensor over the same memory; only valid inside the kernel (or on
+  // the host once the stream that writes it has been synchronized).
   at::Tensor cpu() const;
 
  private:
-  void* data_;
+  void* storage_base_;  // null when there are no elements
+  size_t storage_nbytes_;
+  int64_t storage_offset_;
   c10::SmallVector<int64_t, 6> sizes_;
   c10::SmallVector<int64_t, 6> strides_;
   c10::ScalarType dtype_;
@@ -24,8 +35,40 @@ class KernelTensor {
   bool neg_;
 };
 
-// A CPU tensor over a foo tensor's memory, for use on the host after the
-// stream that writes it has been synchronized (or for views, which read no data).
+// A tensor argument as a kernel carries it: foo tensors by address, CPU
+// tensors by a copy taken now, undefined ones as undefined.
+class CarriedTensor {
+ public:
+  explicit CarriedTensor(const at::Tensor& t);
+  at::Tensor get() const { return foo_ ? foo_->cpu() : host_; }
+
+ private:
+  std::optional<KernelTensor> foo_;
+  at::Tensor host_;
+};
+
+// The value of a CPU tensor as of now, for a kernel that runs later.
+at::Tensor capture_host_tensor(const at::Tensor& t);
+
+// While alive on a thread (one per kernel run, or per host-side CPU call),
+// the CPU aliases made there of one foo storage share one CPU storage, so
+// that ATen's overlap checks (`a.copy_(a.t())`, out= aliasing an input) see
+// the real aliasing of the foo tensors.
+class AliasScope {
+ public:
+  AliasScope();
+  ~AliasScope();
+  AliasScope(const AliasScope&) = delete;
+  AliasScope& operator=(const AliasScope&) = delete;
+
+  c10::Storage storage_for(void* base, size_t nbytes);
+
+ private:
+  c10::SmallVector<c10::Storage, 4> storages_;
+  AliasScope* previous_;
+};
+
+// A CPU tensor over a foo tensor's memory, made on the host.
 at::Tensor cpu_alias(const at::Tensor& t);
 
 }  // namespace foo::aten

@@ -11,4 +11,12 @@ void use_thread_count(int threads) {
   }
 }
 
+void report_kernel_failure(const char* op_name, const char* what) noexcept {
+  try {
+    fooKernelReportError((std::string(op_name) + ": " + what).c_str());
+  } catch (...) {
+    fooKernelReportError(op_name);  // out of memory for the message: the name alone
+  }
+}
+
 }  // namespace foo::aten

@@ -2,34 +2,63 @@
 #pragma once
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
+#include "aten/KernelTensor.h"
 #include "runtime/FooLaunch.h"
 #include "runtime/FooStream.h"
 
 namespace foo::aten {
 
-// `fn` runs on the stream in order; an exception it throws is reported,
-// prefixed with `op_name`, at the stream's next query or synchronization.
 // Gives the executor thread the launching thread's intra-op thread count
 // (torch.set_num_threads is per thread for OpenMP).
 void use_thread_count(int threads);
+// Reports a failed kernel to foo_sim, naming the operator.
+void report_kernel_failure(const char* op_name, const char* what) noexcept;
 
+// `fn` runs on the stream in order; an exception it throws is reported,
+// prefixed with `op_name`, at the next synchronization that covers it.
 template <class F>
 void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
   int threads = at::get_num_threads();
   launch_kernel(getCurrentFooStream(device), [op_name, threads, fn = std::forward<F>(fn)]() mutable {
     use_thread_count(threads);
+    AliasScope aliases;
     try {
       fn();
     } catch (const c10::Error& e) {
-      fooKernelReportError((std::string(op_name) + ": " + e.what_without_backtrace()).c_str());
+      report_kernel_failure(op_name, e.what_without_backtrace());
     } catch (const std::exception& e) {
-      fooKernelReportError((std::string(op_name) + ": " + e.what()).c_str());
+      report_kernel_failure(op_name, e.what());
+    }
+  });
+}
+
+// For kernels whose CPU implementations exist only in functional form
+// (convolution, normalization, most losses): the outputs are allocated on
+// the host with the shapes the caller computed, `compute` runs on the
+// stream over CPU aliases and returns fresh CPU results, and each result is
+// copied once into its foo output.
+template <class F>
+void launch_into(c10::Device device, const char* op_name, const std::vector<at::Tensor>& outputs, F compute) {
+  std::vector<std::optional<KernelTensor>> targets;
+  bool any = false;
+  for (const at::Tensor& t : outputs) {
+    bool wanted = t.defined() && t.numel() > 0;
+    any = any || wanted;
+    targets.push_back(wanted ? std::optional<KernelTensor>(t) : std::nullopt);
+  }
+  if (!any) return;
+  launch_op(device.index(), op_name, [targets = std::move(targets), compute = std::move(compute)] {
+    std::vector<at::Tensor> results = compute();
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (targets[i] && results[i].defined()) targets[i]->cpu().copy_(results[i]);
     }
   });
 }

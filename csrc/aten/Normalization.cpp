@@ -1,4 +1,5 @@
-// Batch and layer normalization on foo: ATen's CPU kernels on the stream.
+// Batch and layer normalization on foo, forward and backward: ATen's CPU
+// kernels on the stream.
 // Not left to the fallback: their meta functions give the saved statistics
 // shapes or dtypes that the CPU kernels do not produce, and later kernels
 // (the backward) depend on those.
@@ -6,11 +7,11 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/AccumulateType.h>
 #include <ATen/ops/native_batch_norm.h>
+#include <ATen/ops/native_batch_norm_backward.h>
 #include <ATen/ops/native_layer_norm.h>
 #include <ATen/ops/native_layer_norm_backward.h>
 #include <torch/library.h>
 
-#include "aten/HostShaped.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -32,7 +33,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm(
     double momentum, double eps) {
   const char* name = "aten::native_batch_norm";
   c10::Device device = input.device();
-  for (const auto* t : {&weight, &bias, &running_mean, &running_var}) check_argument(device, *t, name);
+  for (const auto* t : {&weight, &bias, &running_mean, &running_var}) check_argument<DeviceCheck::ExactSame>(device, *t, name);
   TORCH_CHECK(input.dim() >= 2, "batch_norm expects an input with at least 2 dimensions, got ", input.sizes());
   int64_t channels = input.size(1);
   // As the CPU kernel: statistics are saved only when training.
@@ -41,7 +42,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm(
   at::Tensor save_mean = at::empty({training ? channels : 0}, stats_options);
   at::Tensor save_invstd = at::empty({training ? channels : 0}, stats_options);
   // The running statistics are updated in place by the CPU kernel.
-  queue_into(device, name, {out, save_mean, save_invstd},
+  launch_into(device, name, {out, save_mean, save_invstd},
              [in = KernelTensor(input), w = Optional::keep(weight), b = Optional::keep(bias),
               rm = Optional::keep(running_mean), rv = Optional::keep(running_var), training, momentum, eps] {
                auto [y, mean, invstd] = at::native_batch_norm(in.cpu(), Optional::give(w), Optional::give(b),
@@ -58,8 +59,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
                                                                   const std::optional<at::Tensor>& bias, double eps) {
   const char* name = "aten::native_layer_norm";
   c10::Device device = input.device();
-  check_argument(device, weight, name);
-  check_argument(device, bias, name);
+  check_argument<DeviceCheck::ExactSame>(device, weight, name);
+  check_argument<DeviceCheck::ExactSame>(device, bias, name);
   int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   TORCH_CHECK(axis >= 0 && input.sizes().slice(axis).equals(normalized_shape), "Given normalized_shape=",
               normalized_shape, ", expected input with shape [*, ", normalized_shape, "], but got input of size",
@@ -70,7 +71,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   at::Tensor out = at::empty_like(input, at::MemoryFormat::Contiguous);
   at::Tensor mean = at::empty(stat_shape, stats_options);
   at::Tensor rstd = at::empty(stat_shape, stats_options);
-  queue_into(device, name, {out, mean, rstd},
+  launch_into(device, name, {out, mean, rstd},
              [in = KernelTensor(input), shape = normalized_shape.vec(), w = Optional::keep(weight),
               b = Optional::keep(bias), eps] {
                auto [y, mu, rs] = at::native_layer_norm(in.cpu(), shape, Optional::give(w), Optional::give(b), eps);
@@ -101,9 +102,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
     std::array<bool, 3> output_mask) {
   const char* name = "aten::native_layer_norm_backward";
   c10::Device device = grad_out.device();
-  for (const at::Tensor* t : {&input, &mean, &rstd}) check_on_device(device, *t, name);
-  check_argument(device, weight, name);
-  check_argument(device, bias, name);
+  for (const at::Tensor* t : {&input, &mean, &rstd}) check_same_device(device, *t, name);
+  check_argument<DeviceCheck::ExactSame>(device, weight, name);
+  check_argument<DeviceCheck::ExactSame>(device, bias, name);
   auto maybe = [](bool wanted, const std::optional<at::Tensor>& like) {
     return wanted && like.has_value() && like->defined() ? at::empty_like(*like, at::MemoryFormat::Contiguous)
                                                          : at::Tensor();
@@ -111,7 +112,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   at::Tensor grad_input = output_mask[0] ? at::empty_like(input, at::MemoryFormat::Contiguous) : at::Tensor();
   at::Tensor grad_weight = maybe(output_mask[1], weight);
   at::Tensor grad_bias = maybe(output_mask[2], bias);
-  queue_into(device, name, {grad_input, grad_weight, grad_bias},
+  launch_into(device, name, {grad_input, grad_weight, grad_bias},
              [go = KernelTensor(grad_out), in = KernelTensor(input), m = KernelTensor(mean), r = KernelTensor(rstd),
               w = Optional::keep(weight), b = Optional::keep(bias), shape = normalized_shape.vec(), output_mask] {
                auto [di, dw, db] = at::native_layer_norm_backward(go.cpu(), in.cpu(), shape, m.cpu(), r.cpu(),
@@ -121,7 +122,38 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
+at::Tensor empty_if(bool wanted, at::IntArrayRef size, const at::TensorOptions& options) {
+  return wanted ? at::empty(size, options) : at::Tensor();
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, const std::optional<at::Tensor>& weight,
+    const std::optional<at::Tensor>& running_mean, const std::optional<at::Tensor>& running_var,
+    const std::optional<at::Tensor>& save_mean, const std::optional<at::Tensor>& save_invstd, bool train, double eps,
+    std::array<bool, 3> mask) {
+  const char* name = "aten::native_batch_norm_backward";
+  c10::Device device = grad_out.device();
+  check_same_device(device, input, name);
+  for (const auto* t : {&weight, &running_mean, &running_var, &save_mean, &save_invstd}) check_argument<DeviceCheck::ExactSame>(device, *t, name);
+  auto param_options = weight.has_value() && weight->defined() ? weight->options() : input.options();
+  at::Tensor grad_input = mask[0] ? at::empty_like(input, input.suggest_memory_format()) : at::Tensor();
+  at::Tensor grad_weight = empty_if(mask[1], {input.size(1)}, param_options);
+  at::Tensor grad_bias = empty_if(mask[2], {input.size(1)}, param_options);
+  launch_into(device, name, {grad_input, grad_weight, grad_bias},
+             [go = KernelTensor(grad_out), in = KernelTensor(input), w = Optional::keep(weight),
+              rm = Optional::keep(running_mean), rv = Optional::keep(running_var), sm = Optional::keep(save_mean),
+              si = Optional::keep(save_invstd), train, eps, mask] {
+               auto [gi, gw, gb] = at::native_batch_norm_backward(go.cpu(), in.cpu(), Optional::give(w),
+                                                                  Optional::give(rm), Optional::give(rv),
+                                                                  Optional::give(sm), Optional::give(si), train, eps,
+                                                                  mask);
+               return std::vector<at::Tensor>{gi, gw, gb};
+             });
+  return {grad_input, grad_weight, grad_bias};
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_batch_norm_backward", TORCH_FN(batch_norm_backward));
   m.impl("native_layer_norm_backward", TORCH_FN(native_layer_norm_backward));
   m.impl("native_batch_norm", TORCH_FN(batch_norm));
   m.impl("_native_batch_norm_legit", TORCH_FN(batch_norm_legit));

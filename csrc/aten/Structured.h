@@ -4,8 +4,9 @@
 // out= kernel (run on the stream, on CPU aliases of the foo memory, writing
 // straight into the foo output: no copy).
 //
-// Structured<"aten::mul", Meta, &at::cpu::mul_out> provides the functional,
-// in-place and out= kernels; StructuredOps.cpp registers them.
+// Structured<"aten::mul", DeviceCheck::NoCheck, Meta, &at::cpu::mul_out>
+// provides the functional, in-place and out= kernels; StructuredOps.cpp
+// registers them.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +26,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include "aten/Carry.h"
+#include "aten/DeviceCheck.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
 
@@ -37,131 +40,23 @@ struct OpName {
   char value[N];
 };
 
-// ---------------------------------------------------------------- arguments
-// How each kind of argument is carried into a kernel and handed back there.
-
-template <class T>
-struct Carry {  // plain values (Scalar, int64_t, bool, optional<ScalarType>, ...): copied
-  using Stored = std::decay_t<T>;
-  static Stored keep(const T& v) { return v; }
-  static const Stored& give(const Stored& v) { return v; }
-};
-
-// Foo tensors travel by address (KernelTensor); CPU tensors (0-dim scalars)
-// and undefined tensors by reference.
-class CarriedTensor {
- public:
-  explicit CarriedTensor(const at::Tensor& t)
-      : foo_(t.defined() && t.device().type() == c10::DeviceType::PrivateUse1 ? std::optional<KernelTensor>(t)
-                                                                             : std::nullopt),
-        host_(foo_ ? at::Tensor() : t) {}
-  at::Tensor get() const { return foo_ ? foo_->cpu() : host_; }
-
- private:
-  std::optional<KernelTensor> foo_;
-  at::Tensor host_;
-};
-
-template <>
-struct Carry<const at::Tensor&> {
-  using Stored = CarriedTensor;
-  static Stored keep(const at::Tensor& t) { return CarriedTensor(t); }
-  static at::Tensor give(const Stored& s) { return s.get(); }
-};
-
-template <>
-struct Carry<const std::optional<at::Tensor>&> {
-  using Stored = std::optional<CarriedTensor>;
-  static Stored keep(const std::optional<at::Tensor>& t) {
-    return t.has_value() && t->defined() ? Stored(CarriedTensor(*t)) : std::nullopt;
-  }
-  static std::optional<at::Tensor> give(const Stored& s) {
-    return s ? std::optional<at::Tensor>(s->get()) : std::nullopt;
-  }
-};
-
-template <>
-struct Carry<at::IntArrayRef> {
-  using Stored = std::vector<int64_t>;
-  static Stored keep(at::IntArrayRef v) { return v.vec(); }
-  static at::IntArrayRef give(const Stored& v) { return v; }
-};
-
-template <>
-struct Carry<at::OptionalIntArrayRef> {
-  using Stored = std::optional<std::vector<int64_t>>;
-  static Stored keep(at::OptionalIntArrayRef v) { return v ? Stored(v->vec()) : std::nullopt; }
-  static at::OptionalIntArrayRef give(const Stored& v) { return v ? at::OptionalIntArrayRef(*v) : std::nullopt; }
-};
-
-template <>
-struct Carry<const at::ITensorListRef&> {
-  using Stored = std::vector<CarriedTensor>;
-  static Stored keep(const at::ITensorListRef& list) {
-    Stored out;
-    for (const at::Tensor& t : list) out.emplace_back(t);
-    return out;
-  }
-  static std::vector<at::Tensor> give(const Stored& s) {
-    std::vector<at::Tensor> out;
-    out.reserve(s.size());
-    for (const auto& t : s) out.push_back(t.get());
-    return out;
-  }
-};
-
-// Index lists (x[i, j]): optional tensors, which may be CPU tensors of any
-// shape, as CUDA allows for indices.
-template <>
-struct Carry<const c10::List<std::optional<at::Tensor>>&> {
-  using Stored = std::vector<std::optional<CarriedTensor>>;
-  static Stored keep(const c10::List<std::optional<at::Tensor>>& list) {
-    Stored out;
-    for (const std::optional<at::Tensor>& t : list) {
-      out.push_back(t.has_value() && t->defined() ? std::optional<CarriedTensor>(CarriedTensor(*t)) : std::nullopt);
-    }
-    return out;
-  }
-  static c10::List<std::optional<at::Tensor>> give(const Stored& s) {
-    c10::List<std::optional<at::Tensor>> out;
-    for (const auto& t : s) out.push_back(t ? std::optional<at::Tensor>(t->get()) : std::nullopt);
-    return out;
-  }
-};
-
-template <>
-struct Carry<c10::string_view> {
-  using Stored = std::string;
-  static Stored keep(c10::string_view v) { return std::string(v); }
-  static c10::string_view give(const Stored& v) { return v; }
-};
-
-template <>
-struct Carry<std::optional<c10::string_view>> {
-  using Stored = std::optional<std::string>;
-  static Stored keep(std::optional<c10::string_view> v) { return v ? Stored(std::string(*v)) : std::nullopt; }
-  static std::optional<c10::string_view> give(const Stored& v) {
-    return v ? std::optional<c10::string_view>(*v) : std::nullopt;
-  }
-};
-
 // ----------------------------------------------------------- device checks
 
-// As on CUDA: every tensor on one foo device; CPU tensors only as 0-dim scalars.
-void check_on_device(c10::Device device, const at::Tensor& t, const char* op_name);
-
-template <class T>
+template <DeviceCheck Check, class T>
 void check_argument(c10::Device device, const T& v, const char* op_name) {
   using D = std::decay_t<T>;
   if constexpr (std::is_same_v<D, at::Tensor>) {
-    check_on_device(device, v, op_name);
+    check_device<Check>(device, v, op_name);
   } else if constexpr (std::is_same_v<D, std::optional<at::Tensor>>) {
-    if (v.has_value()) check_on_device(device, *v, op_name);
+    if (v.has_value()) check_device<Check>(device, *v, op_name);
   } else if constexpr (std::is_same_v<D, at::ITensorListRef>) {
-    for (const at::Tensor& t : v) check_on_device(device, t, op_name);
+    for (const at::Tensor& t : v) check_device<Check>(device, t, op_name);
   } else if constexpr (std::is_same_v<D, c10::List<std::optional<at::Tensor>>>) {
+    // Indices: CPU tensors of any shape where CUDA takes them.
     for (const std::optional<at::Tensor>& t : v) {
-      if (t.has_value() && t->defined() && !t->is_cpu()) check_on_device(device, *t, op_name);
+      if (t.has_value() && !(Check == DeviceCheck::NoCheck && t->defined() && t->is_cpu())) {
+        check_device<Check>(device, *t, op_name);
+      }
     }
   }
 }
@@ -236,11 +131,11 @@ struct ProvidedMeta final : Meta {
 
 // ------------------------------------------------------------- the kernels
 
-template <OpName Name, class Meta, auto CpuOut, class Sig = decltype(CpuOut)>
+template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Sig = decltype(CpuOut)>
 struct Structured;
 
-template <OpName Name, class Meta, auto CpuOut, class... Rest>
-struct Structured<Name, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const at::Tensor&, Rest...)> {
+template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class... Rest>
+struct Structured<Name, Check, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const at::Tensor&, Rest...)> {
   static at::Tensor functional(const at::Tensor& self, Rest... rest) {
     AllocatingMeta<Meta> op;
     op.meta(self, meta_arg(rest)...);
@@ -274,9 +169,9 @@ struct Structured<Name, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const at::Ten
   // Queues CpuOut(out, self, rest...) on the current stream of out's device.
   static void queue(const at::Tensor& out, const at::Tensor& self, Rest... rest) {
     c10::Device device = out.device();
-    check_on_device(device, out, Name.value);
-    check_on_device(device, self, Name.value);
-    (check_argument(device, rest, Name.value), ...);
+    check_same_device(device, out, Name.value);
+    check_device<Check>(device, self, Name.value);
+    (check_argument<Check>(device, rest, Name.value), ...);
     if (out.numel() == 0) return;
     c10::DeviceGuard guard(device);
     bool in_place = out.is_same(self);

@@ -453,495 +453,495 @@ namespace foo::aten {
 namespace {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  Structured<"aten::sgn", at::meta::structured_sgn,
+  Structured<"aten::sgn", DeviceCheck::ExactSame, at::meta::structured_sgn,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sgn_out)>::register_in(m, "sgn", "sgn_", "sgn.out");
-  Structured<"aten::acos", at::meta::structured_acos,
+  Structured<"aten::acos", DeviceCheck::NoCheck, at::meta::structured_acos,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::acos_out)>::register_in(m, "acos", "acos_", "acos.out");
-  Structured<"aten::add.Tensor", at::meta::structured_add_Tensor,
+  Structured<"aten::add.Tensor", DeviceCheck::NoCheck, at::meta::structured_add_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::add_out)>::register_in(m, "add.Tensor", "add_.Tensor", "add.out");
-  Structured<"aten::addmv", at::meta::structured_addmv,
+  Structured<"aten::addmv", DeviceCheck::ExactSame, at::meta::structured_addmv,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::addmv_out)>::register_in(m, "addmv", "addmv_", "addmv.out");
-  Structured<"aten::all.dim", at::meta::structured_all_dim,
+  Structured<"aten::all.dim", DeviceCheck::NoCheck, at::meta::structured_all_dim,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::all_out)>::register_in(m, "all.dim", nullptr, "all.out");
-  Structured<"aten::all.dims", at::meta::structured_all_dims,
+  Structured<"aten::all.dims", DeviceCheck::NoCheck, at::meta::structured_all_dims,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool)>(&at::cpu::all_out)>::register_in(m, "all.dims", nullptr, "all.dims_out");
-  Structured<"aten::any.dim", at::meta::structured_any_dim,
+  Structured<"aten::any.dim", DeviceCheck::NoCheck, at::meta::structured_any_dim,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::any_out)>::register_in(m, "any.dim", nullptr, "any.out");
-  Structured<"aten::any.dims", at::meta::structured_any_dims,
+  Structured<"aten::any.dims", DeviceCheck::NoCheck, at::meta::structured_any_dims,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool)>(&at::cpu::any_out)>::register_in(m, "any.dims", nullptr, "any.dims_out");
-  Structured<"aten::argmax", at::meta::structured_argmax,
+  Structured<"aten::argmax", DeviceCheck::ExactSame, at::meta::structured_argmax,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, ::std::optional<int64_t>, bool)>(&at::cpu::argmax_out)>::register_in(m, "argmax", nullptr, "argmax.out");
-  Structured<"aten::argmin", at::meta::structured_argmin,
+  Structured<"aten::argmin", DeviceCheck::ExactSame, at::meta::structured_argmin,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, ::std::optional<int64_t>, bool)>(&at::cpu::argmin_out)>::register_in(m, "argmin", nullptr, "argmin.out");
-  Structured<"aten::acosh", at::meta::structured_acosh,
+  Structured<"aten::acosh", DeviceCheck::ExactSame, at::meta::structured_acosh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::acosh_out)>::register_in(m, "acosh", "acosh_", "acosh.out");
-  Structured<"aten::asinh", at::meta::structured_asinh,
+  Structured<"aten::asinh", DeviceCheck::ExactSame, at::meta::structured_asinh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::asinh_out)>::register_in(m, "asinh", "asinh_", "asinh.out");
-  Structured<"aten::atanh", at::meta::structured_atanh,
+  Structured<"aten::atanh", DeviceCheck::ExactSame, at::meta::structured_atanh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::atanh_out)>::register_in(m, "atanh", "atanh_", "atanh.out");
-  Structured<"aten::asin", at::meta::structured_asin,
+  Structured<"aten::asin", DeviceCheck::NoCheck, at::meta::structured_asin,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::asin_out)>::register_in(m, "asin", "asin_", "asin.out");
-  Structured<"aten::atan", at::meta::structured_atan,
+  Structured<"aten::atan", DeviceCheck::NoCheck, at::meta::structured_atan,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::atan_out)>::register_in(m, "atan", "atan_", "atan.out");
-  Structured<"aten::baddbmm", at::meta::structured_baddbmm,
+  Structured<"aten::baddbmm", DeviceCheck::ExactSame, at::meta::structured_baddbmm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::baddbmm_out)>::register_in(m, "baddbmm", "baddbmm_", "baddbmm.out");
-  Structured<"aten::bitwise_not", at::meta::structured_bitwise_not,
+  Structured<"aten::bitwise_not", DeviceCheck::NoCheck, at::meta::structured_bitwise_not,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_not_out)>::register_in(m, "bitwise_not", "bitwise_not_", "bitwise_not.out");
-  Structured<"aten::copysign.Tensor", at::meta::structured_copysign_Tensor,
+  Structured<"aten::copysign.Tensor", DeviceCheck::NoCheck, at::meta::structured_copysign_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::copysign_out)>::register_in(m, "copysign.Tensor", "copysign_.Tensor", "copysign.out");
-  Structured<"aten::bmm", at::meta::structured_bmm,
+  Structured<"aten::bmm", DeviceCheck::ExactSame, at::meta::structured_bmm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bmm_out)>::register_in(m, "bmm", nullptr, "bmm.out");
-  Structured<"aten::ceil", at::meta::structured_ceil,
+  Structured<"aten::ceil", DeviceCheck::NoCheck, at::meta::structured_ceil,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::ceil_out)>::register_in(m, "ceil", "ceil_", "ceil.out");
-  Structured<"aten::clamp", at::meta::structured_clamp,
+  Structured<"aten::clamp", DeviceCheck::NoCheck, at::meta::structured_clamp,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, const ::std::optional<at::Scalar> &)>(&at::cpu::clamp_out)>::register_in(m, "clamp", "clamp_", "clamp.out");
-  Structured<"aten::clamp.Tensor", at::meta::structured_clamp_Tensor,
+  Structured<"aten::clamp.Tensor", DeviceCheck::NoCheck, at::meta::structured_clamp_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Tensor> &, const ::std::optional<at::Tensor> &)>(&at::cpu::clamp_out)>::register_in(m, "clamp.Tensor", "clamp_.Tensor", "clamp.Tensor_out");
-  Structured<"aten::clamp_max", at::meta::structured_clamp_max,
+  Structured<"aten::clamp_max", DeviceCheck::NoCheck, at::meta::structured_clamp_max,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::clamp_max_out)>::register_in(m, "clamp_max", "clamp_max_", "clamp_max.out");
-  Structured<"aten::clamp_max.Tensor", at::meta::structured_clamp_max_Tensor,
+  Structured<"aten::clamp_max.Tensor", DeviceCheck::NoCheck, at::meta::structured_clamp_max_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::clamp_max_out)>::register_in(m, "clamp_max.Tensor", "clamp_max_.Tensor", "clamp_max.Tensor_out");
-  Structured<"aten::clamp_min", at::meta::structured_clamp_min,
+  Structured<"aten::clamp_min", DeviceCheck::NoCheck, at::meta::structured_clamp_min,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::clamp_min_out)>::register_in(m, "clamp_min", "clamp_min_", "clamp_min.out");
-  Structured<"aten::clamp_min.Tensor", at::meta::structured_clamp_min_Tensor,
+  Structured<"aten::clamp_min.Tensor", DeviceCheck::NoCheck, at::meta::structured_clamp_min_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::clamp_min_out)>::register_in(m, "clamp_min.Tensor", "clamp_min_.Tensor", "clamp_min.Tensor_out");
-  Structured<"aten::cos", at::meta::structured_cos,
+  Structured<"aten::cos", DeviceCheck::NoCheck, at::meta::structured_cos,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::cos_out)>::register_in(m, "cos", "cos_", "cos.out");
-  Structured<"aten::cosh", at::meta::structured_cosh,
+  Structured<"aten::cosh", DeviceCheck::NoCheck, at::meta::structured_cosh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::cosh_out)>::register_in(m, "cosh", "cosh_", "cosh.out");
-  Structured<"aten::cumprod", at::meta::structured_cumprod,
+  Structured<"aten::cumprod", DeviceCheck::NoCheck, at::meta::structured_cumprod,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, ::std::optional<at::ScalarType>)>(&at::cpu::cumprod_out)>::register_in(m, "cumprod", "cumprod_", "cumprod.out");
-  Structured<"aten::cumsum", at::meta::structured_cumsum,
+  Structured<"aten::cumsum", DeviceCheck::NoCheck, at::meta::structured_cumsum,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, ::std::optional<at::ScalarType>)>(&at::cpu::cumsum_out)>::register_in(m, "cumsum", "cumsum_", "cumsum.out");
-  Structured<"aten::div.Tensor", at::meta::structured_div_Tensor,
+  Structured<"aten::div.Tensor", DeviceCheck::NoCheck, at::meta::structured_div_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::div_out)>::register_in(m, "div.Tensor", "div_.Tensor", "div.out");
-  Structured<"aten::div.Tensor_mode", at::meta::structured_div_Tensor_mode,
+  Structured<"aten::div.Tensor_mode", DeviceCheck::NoCheck, at::meta::structured_div_Tensor_mode,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, ::std::optional<c10::string_view>)>(&at::cpu::div_out)>::register_in(m, "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode");
-  Structured<"aten::erf", at::meta::structured_erf,
+  Structured<"aten::erf", DeviceCheck::NoCheck, at::meta::structured_erf,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erf_out)>::register_in(m, "erf", "erf_", "erf.out");
-  Structured<"aten::erfc", at::meta::structured_erfc,
+  Structured<"aten::erfc", DeviceCheck::NoCheck, at::meta::structured_erfc,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erfc_out)>::register_in(m, "erfc", "erfc_", "erfc.out");
-  Structured<"aten::exp", at::meta::structured_exp,
+  Structured<"aten::exp", DeviceCheck::NoCheck, at::meta::structured_exp,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::exp_out)>::register_in(m, "exp", "exp_", "exp.out");
-  Structured<"aten::exp2", at::meta::structured_exp2,
+  Structured<"aten::exp2", DeviceCheck::ExactSame, at::meta::structured_exp2,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::exp2_out)>::register_in(m, "exp2", "exp2_", "exp2.out");
-  Structured<"aten::expm1", at::meta::structured_expm1,
+  Structured<"aten::expm1", DeviceCheck::NoCheck, at::meta::structured_expm1,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::expm1_out)>::register_in(m, "expm1", "expm1_", "expm1.out");
-  Structured<"aten::floor", at::meta::structured_floor,
+  Structured<"aten::floor", DeviceCheck::NoCheck, at::meta::structured_floor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::floor_out)>::register_in(m, "floor", "floor_", "floor.out");
-  Structured<"aten::frac", at::meta::structured_frac,
+  Structured<"aten::frac", DeviceCheck::NoCheck, at::meta::structured_frac,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::frac_out)>::register_in(m, "frac", "frac_", "frac.out");
-  Structured<"aten::gcd", at::meta::structured_gcd,
+  Structured<"aten::gcd", DeviceCheck::ExactSame, at::meta::structured_gcd,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::gcd_out)>::register_in(m, "gcd", "gcd_", "gcd.out");
-  Structured<"aten::lcm", at::meta::structured_lcm,
+  Structured<"aten::lcm", DeviceCheck::ExactSame, at::meta::structured_lcm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lcm_out)>::register_in(m, "lcm", "lcm_", "lcm.out");
-  Structured<"aten::index.Tensor", at::meta::structured_index_Tensor,
+  Structured<"aten::index.Tensor", DeviceCheck::NoCheck, at::meta::structured_index_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const c10::List<::std::optional<at::Tensor>> &)>(&at::cpu::index_out)>::register_in(m, "index.Tensor", nullptr, "index.Tensor_out");
-  Structured<"aten::index_copy", at::meta::structured_index_copy,
+  Structured<"aten::index_copy", DeviceCheck::ExactSame, at::meta::structured_index_copy,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::index_copy_out)>::register_in(m, "index_copy", "index_copy_", "index_copy.out");
-  Structured<"aten::isin.Tensor_Tensor", at::meta::structured_isin_Tensor_Tensor,
+  Structured<"aten::isin.Tensor_Tensor", DeviceCheck::ExactSame, at::meta::structured_isin_Tensor_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::isin_out)>::register_in(m, "isin.Tensor_Tensor", nullptr, "isin.Tensor_Tensor_out");
-  Structured<"aten::isin.Tensor_Scalar", at::meta::structured_isin_Tensor_Scalar,
+  Structured<"aten::isin.Tensor_Scalar", DeviceCheck::ExactSame, at::meta::structured_isin_Tensor_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, bool, bool)>(&at::cpu::isin_out)>::register_in(m, "isin.Tensor_Scalar", nullptr, "isin.Tensor_Scalar_out");
-  Structured<"aten::log", at::meta::structured_log,
+  Structured<"aten::log", DeviceCheck::NoCheck, at::meta::structured_log,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log_out)>::register_in(m, "log", "log_", "log.out");
-  Structured<"aten::log10", at::meta::structured_log10,
+  Structured<"aten::log10", DeviceCheck::NoCheck, at::meta::structured_log10,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log10_out)>::register_in(m, "log10", "log10_", "log10.out");
-  Structured<"aten::log1p", at::meta::structured_log1p,
+  Structured<"aten::log1p", DeviceCheck::NoCheck, at::meta::structured_log1p,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log1p_out)>::register_in(m, "log1p", "log1p_", "log1p.out");
-  Structured<"aten::log2", at::meta::structured_log2,
+  Structured<"aten::log2", DeviceCheck::NoCheck, at::meta::structured_log2,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log2_out)>::register_in(m, "log2", "log2_", "log2.out");
-  Structured<"aten::logaddexp", at::meta::structured_logaddexp,
+  Structured<"aten::logaddexp", DeviceCheck::ExactSame, at::meta::structured_logaddexp,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::logaddexp_out)>::register_in(m, "logaddexp", nullptr, "logaddexp.out");
-  Structured<"aten::logaddexp2", at::meta::structured_logaddexp2,
+  Structured<"aten::logaddexp2", DeviceCheck::ExactSame, at::meta::structured_logaddexp2,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::logaddexp2_out)>::register_in(m, "logaddexp2", nullptr, "logaddexp2.out");
-  Structured<"aten::xlogy.Tensor", at::meta::structured_xlogy_Tensor,
+  Structured<"aten::xlogy.Tensor", DeviceCheck::NoCheck, at::meta::structured_xlogy_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::xlogy_out)>::register_in(m, "xlogy.Tensor", "xlogy_.Tensor", "xlogy.OutTensor");
-  Structured<"aten::_log_softmax", at::meta::structured__log_softmax,
+  Structured<"aten::_log_softmax", DeviceCheck::ExactSame, at::meta::structured__log_softmax,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_log_softmax_out)>::register_in(m, "_log_softmax", nullptr, "_log_softmax.out");
-  Structured<"aten::_log_softmax_backward_data", at::meta::structured__log_softmax_backward_data,
+  Structured<"aten::_log_softmax_backward_data", DeviceCheck::ExactSame, at::meta::structured__log_softmax_backward_data,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t, at::ScalarType)>(&at::cpu::_log_softmax_backward_data_out)>::register_in(m, "_log_softmax_backward_data", nullptr, "_log_softmax_backward_data.out");
-  Structured<"aten::amax", at::meta::structured_amax,
+  Structured<"aten::amax", DeviceCheck::ExactSame, at::meta::structured_amax,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool)>(&at::cpu::amax_out)>::register_in(m, "amax", nullptr, "amax.out");
-  Structured<"aten::mean.dim", at::meta::structured_mean_dim,
+  Structured<"aten::mean.dim", DeviceCheck::NoCheck, at::meta::structured_mean_dim,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::mean_out)>::register_in(m, "mean.dim", nullptr, "mean.out");
-  Structured<"aten::amin", at::meta::structured_amin,
+  Structured<"aten::amin", DeviceCheck::ExactSame, at::meta::structured_amin,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool)>(&at::cpu::amin_out)>::register_in(m, "amin", nullptr, "amin.out");
-  Structured<"aten::mm", at::meta::structured_mm,
+  Structured<"aten::mm", DeviceCheck::ExactSame, at::meta::structured_mm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::mm_out)>::register_in(m, "mm", nullptr, "mm.out");
-  Structured<"aten::mul.Tensor", at::meta::structured_mul_Tensor,
+  Structured<"aten::mul.Tensor", DeviceCheck::NoCheck, at::meta::structured_mul_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::mul_out)>::register_in(m, "mul.Tensor", "mul_.Tensor", "mul.out");
-  Structured<"aten::reciprocal", at::meta::structured_reciprocal,
+  Structured<"aten::reciprocal", DeviceCheck::NoCheck, at::meta::structured_reciprocal,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::reciprocal_out)>::register_in(m, "reciprocal", "reciprocal_", "reciprocal.out");
-  Structured<"aten::neg", at::meta::structured_neg,
+  Structured<"aten::neg", DeviceCheck::NoCheck, at::meta::structured_neg,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::neg_out)>::register_in(m, "neg", "neg_", "neg.out");
-  Structured<"aten::round", at::meta::structured_round,
+  Structured<"aten::round", DeviceCheck::NoCheck, at::meta::structured_round,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::round_out)>::register_in(m, "round", "round_", "round.out");
-  Structured<"aten::round.decimals", at::meta::structured_round_decimals,
+  Structured<"aten::round.decimals", DeviceCheck::NoCheck, at::meta::structured_round_decimals,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::round_out)>::register_in(m, "round.decimals", "round_.decimals", "round.decimals_out");
-  Structured<"aten::gelu", at::meta::structured_gelu,
+  Structured<"aten::gelu", DeviceCheck::NoCheck, at::meta::structured_gelu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::gelu_out)>::register_in(m, "gelu", "gelu_", "gelu.out");
-  Structured<"aten::gelu_backward", at::meta::structured_gelu_backward,
+  Structured<"aten::gelu_backward", DeviceCheck::ExactSame, at::meta::structured_gelu_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::gelu_backward_out)>::register_in(m, "gelu_backward", nullptr, "gelu_backward.grad_input");
-  Structured<"aten::hardshrink", at::meta::structured_hardshrink,
+  Structured<"aten::hardshrink", DeviceCheck::NoCheck, at::meta::structured_hardshrink,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::hardshrink_out)>::register_in(m, "hardshrink", nullptr, "hardshrink.out");
-  Structured<"aten::hardshrink_backward", at::meta::structured_hardshrink_backward,
+  Structured<"aten::hardshrink_backward", DeviceCheck::ExactSame, at::meta::structured_hardshrink_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::hardshrink_backward_out)>::register_in(m, "hardshrink_backward", nullptr, "hardshrink_backward.grad_input");
-  Structured<"aten::rsqrt", at::meta::structured_rsqrt,
+  Structured<"aten::rsqrt", DeviceCheck::NoCheck, at::meta::structured_rsqrt,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::rsqrt_out)>::register_in(m, "rsqrt", "rsqrt_", "rsqrt.out");
-  Structured<"aten::silu", at::meta::structured_silu,
+  Structured<"aten::silu", DeviceCheck::ExactSame, at::meta::structured_silu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::silu_out)>::register_in(m, "silu", "silu_", "silu.out");
-  Structured<"aten::silu_backward", at::meta::structured_silu_backward,
+  Structured<"aten::silu_backward", DeviceCheck::ExactSame, at::meta::structured_silu_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::silu_backward_out)>::register_in(m, "silu_backward", nullptr, "silu_backward.grad_input");
-  Structured<"aten::mish", at::meta::structured_mish,
+  Structured<"aten::mish", DeviceCheck::ExactSame, at::meta::structured_mish,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::mish_out)>::register_in(m, "mish", "mish_", "mish.out");
-  Structured<"aten::sigmoid", at::meta::structured_sigmoid,
+  Structured<"aten::sigmoid", DeviceCheck::NoCheck, at::meta::structured_sigmoid,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sigmoid_out)>::register_in(m, "sigmoid", "sigmoid_", "sigmoid.out");
-  Structured<"aten::sin", at::meta::structured_sin,
+  Structured<"aten::sin", DeviceCheck::NoCheck, at::meta::structured_sin,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sin_out)>::register_in(m, "sin", "sin_", "sin.out");
-  Structured<"aten::sinc", at::meta::structured_sinc,
+  Structured<"aten::sinc", DeviceCheck::ExactSame, at::meta::structured_sinc,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sinc_out)>::register_in(m, "sinc", "sinc_", "sinc.out");
-  Structured<"aten::sinh", at::meta::structured_sinh,
+  Structured<"aten::sinh", DeviceCheck::NoCheck, at::meta::structured_sinh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sinh_out)>::register_in(m, "sinh", "sinh_", "sinh.out");
-  Structured<"aten::_softmax", at::meta::structured__softmax,
+  Structured<"aten::_softmax", DeviceCheck::ExactSame, at::meta::structured__softmax,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_softmax_out)>::register_in(m, "_softmax", nullptr, "_softmax.out");
-  Structured<"aten::_softmax_backward_data", at::meta::structured__softmax_backward_data,
+  Structured<"aten::_softmax_backward_data", DeviceCheck::ExactSame, at::meta::structured__softmax_backward_data,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t, at::ScalarType)>(&at::cpu::_softmax_backward_data_out)>::register_in(m, "_softmax_backward_data", nullptr, "_softmax_backward_data.out");
-  Structured<"aten::sum.dim_IntList", at::meta::structured_sum_dim_IntList,
+  Structured<"aten::sum.dim_IntList", DeviceCheck::NoCheck, at::meta::structured_sum_dim_IntList,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::sum_out)>::register_in(m, "sum.dim_IntList", nullptr, "sum.IntList_out");
-  Structured<"aten::hash_tensor", at::meta::structured_hash_tensor,
+  Structured<"aten::hash_tensor", DeviceCheck::ExactSame, at::meta::structured_hash_tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, int64_t)>(&at::cpu::hash_tensor_out)>::register_in(m, "hash_tensor", nullptr, "hash_tensor.out");
-  Structured<"aten::sqrt", at::meta::structured_sqrt,
+  Structured<"aten::sqrt", DeviceCheck::NoCheck, at::meta::structured_sqrt,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sqrt_out)>::register_in(m, "sqrt", "sqrt_", "sqrt.out");
-  Structured<"aten::prod.dim_int", at::meta::structured_prod_dim_int,
+  Structured<"aten::prod.dim_int", DeviceCheck::NoCheck, at::meta::structured_prod_dim_int,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool, ::std::optional<at::ScalarType>)>(&at::cpu::prod_out)>::register_in(m, "prod.dim_int", nullptr, "prod.int_out");
-  Structured<"aten::tan", at::meta::structured_tan,
+  Structured<"aten::tan", DeviceCheck::NoCheck, at::meta::structured_tan,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::tan_out)>::register_in(m, "tan", "tan_", "tan.out");
-  Structured<"aten::tanh", at::meta::structured_tanh,
+  Structured<"aten::tanh", DeviceCheck::NoCheck, at::meta::structured_tanh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::tanh_out)>::register_in(m, "tanh", "tanh_", "tanh.out");
-  Structured<"aten::threshold", at::meta::structured_threshold,
+  Structured<"aten::threshold", DeviceCheck::NoCheck, at::meta::structured_threshold,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::threshold_out)>::register_in(m, "threshold", "threshold_", "threshold.out");
-  Structured<"aten::threshold_backward", at::meta::structured_threshold_backward,
+  Structured<"aten::threshold_backward", DeviceCheck::ExactSame, at::meta::structured_threshold_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::threshold_backward_out)>::register_in(m, "threshold_backward", nullptr, "threshold_backward.grad_input");
-  Structured<"aten::trunc", at::meta::structured_trunc,
+  Structured<"aten::trunc", DeviceCheck::NoCheck, at::meta::structured_trunc,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::trunc_out)>::register_in(m, "trunc", "trunc_", "trunc.out");
-  Structured<"aten::norm.ScalarOpt_dim_dtype", at::meta::structured_norm_ScalarOpt_dim_dtype,
+  Structured<"aten::norm.ScalarOpt_dim_dtype", DeviceCheck::NoCheck, at::meta::structured_norm_ScalarOpt_dim_dtype,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, at::IntArrayRef, bool, at::ScalarType)>(&at::cpu::norm_out)>::register_in(m, "norm.ScalarOpt_dim_dtype", nullptr, "norm.dtype_out");
-  Structured<"aten::norm.ScalarOpt_dim", at::meta::structured_norm_ScalarOpt_dim,
+  Structured<"aten::norm.ScalarOpt_dim", DeviceCheck::NoCheck, at::meta::structured_norm_ScalarOpt_dim,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, at::IntArrayRef, bool)>(&at::cpu::norm_out)>::register_in(m, "norm.ScalarOpt_dim", nullptr, "norm.out");
-  Structured<"aten::sub.Tensor", at::meta::structured_sub_Tensor,
+  Structured<"aten::sub.Tensor", DeviceCheck::NoCheck, at::meta::structured_sub_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::sub_out)>::register_in(m, "sub.Tensor", "sub_.Tensor", "sub.out");
-  Structured<"aten::heaviside", at::meta::structured_heaviside,
+  Structured<"aten::heaviside", DeviceCheck::NoCheck, at::meta::structured_heaviside,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::heaviside_out)>::register_in(m, "heaviside", "heaviside_", "heaviside.out");
-  Structured<"aten::addmm", at::meta::structured_addmm,
+  Structured<"aten::addmm", DeviceCheck::ExactSame, at::meta::structured_addmm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::addmm_out)>::register_in(m, "addmm", "addmm_", "addmm.out");
-  Structured<"aten::_addmm_activation", at::meta::structured__addmm_activation,
+  Structured<"aten::_addmm_activation", DeviceCheck::ExactSame, at::meta::structured__addmm_activation,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, bool)>(&at::cpu::_addmm_activation_out)>::register_in(m, "_addmm_activation", nullptr, "_addmm_activation.out");
-  Structured<"aten::index_add", at::meta::structured_index_add,
+  Structured<"aten::index_add", DeviceCheck::ExactSame, at::meta::structured_index_add,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::index_add_out)>::register_in(m, "index_add", "index_add_", "index_add.out");
-  Structured<"aten::index_reduce", at::meta::structured_index_reduce,
+  Structured<"aten::index_reduce", DeviceCheck::ExactSame, at::meta::structured_index_reduce,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view, bool)>(&at::cpu::index_reduce_out)>::register_in(m, "index_reduce", "index_reduce_", "index_reduce.out");
-  Structured<"aten::scatter.src", at::meta::structured_scatter_src,
+  Structured<"aten::scatter.src", DeviceCheck::ExactSame, at::meta::structured_scatter_src,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::scatter_out)>::register_in(m, "scatter.src", "scatter_.src", "scatter.src_out");
-  Structured<"aten::scatter.value", at::meta::structured_scatter_value,
+  Structured<"aten::scatter.value", DeviceCheck::ExactSame, at::meta::structured_scatter_value,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Scalar &)>(&at::cpu::scatter_out)>::register_in(m, "scatter.value", "scatter_.value", "scatter.value_out");
-  Structured<"aten::scatter.reduce", at::meta::structured_scatter_reduce,
+  Structured<"aten::scatter.reduce", DeviceCheck::ExactSame, at::meta::structured_scatter_reduce,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::scatter_out)>::register_in(m, "scatter.reduce", "scatter_.reduce", "scatter.reduce_out");
-  Structured<"aten::scatter.value_reduce", at::meta::structured_scatter_value_reduce,
+  Structured<"aten::scatter.value_reduce", DeviceCheck::ExactSame, at::meta::structured_scatter_value_reduce,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Scalar &, c10::string_view)>(&at::cpu::scatter_out)>::register_in(m, "scatter.value_reduce", "scatter_.value_reduce", "scatter.value_reduce_out");
-  Structured<"aten::scatter_add", at::meta::structured_scatter_add,
+  Structured<"aten::scatter_add", DeviceCheck::ExactSame, at::meta::structured_scatter_add,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::scatter_add_out)>::register_in(m, "scatter_add", "scatter_add_", "scatter_add.out");
-  Structured<"aten::scatter_reduce.two", at::meta::structured_scatter_reduce_two,
+  Structured<"aten::scatter_reduce.two", DeviceCheck::ExactSame, at::meta::structured_scatter_reduce_two,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view, bool)>(&at::cpu::scatter_reduce_out)>::register_in(m, "scatter_reduce.two", "scatter_reduce_.two", "scatter_reduce.two_out");
-  Structured<"aten::eq.Scalar", at::meta::structured_eq_Scalar,
+  Structured<"aten::eq.Scalar", DeviceCheck::NoCheck, at::meta::structured_eq_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::eq_out)>::register_in(m, "eq.Scalar", "eq_.Scalar", "eq.Scalar_out");
-  Structured<"aten::eq.Tensor", at::meta::structured_eq_Tensor,
+  Structured<"aten::eq.Tensor", DeviceCheck::NoCheck, at::meta::structured_eq_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::eq_out)>::register_in(m, "eq.Tensor", "eq_.Tensor", "eq.Tensor_out");
-  Structured<"aten::bitwise_and.Tensor", at::meta::structured_bitwise_and_Tensor,
+  Structured<"aten::bitwise_and.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_and_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_and_out)>::register_in(m, "bitwise_and.Tensor", "bitwise_and_.Tensor", "bitwise_and.Tensor_out");
-  Structured<"aten::bitwise_or.Tensor", at::meta::structured_bitwise_or_Tensor,
+  Structured<"aten::bitwise_or.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_or_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_or_out)>::register_in(m, "bitwise_or.Tensor", "bitwise_or_.Tensor", "bitwise_or.Tensor_out");
-  Structured<"aten::bitwise_xor.Tensor", at::meta::structured_bitwise_xor_Tensor,
+  Structured<"aten::bitwise_xor.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_xor_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_xor_out)>::register_in(m, "bitwise_xor.Tensor", "bitwise_xor_.Tensor", "bitwise_xor.Tensor_out");
-  Structured<"aten::bitwise_left_shift.Tensor", at::meta::structured_bitwise_left_shift_Tensor,
+  Structured<"aten::bitwise_left_shift.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_left_shift_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_left_shift_out)>::register_in(m, "bitwise_left_shift.Tensor", "bitwise_left_shift_.Tensor", "bitwise_left_shift.Tensor_out");
-  Structured<"aten::bitwise_right_shift.Tensor", at::meta::structured_bitwise_right_shift_Tensor,
+  Structured<"aten::bitwise_right_shift.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_right_shift_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_right_shift_out)>::register_in(m, "bitwise_right_shift.Tensor", "bitwise_right_shift_.Tensor", "bitwise_right_shift.Tensor_out");
-  Structured<"aten::tril", at::meta::structured_tril,
+  Structured<"aten::tril", DeviceCheck::ExactSame, at::meta::structured_tril,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::tril_out)>::register_in(m, "tril", "tril_", "tril.out");
-  Structured<"aten::triu", at::meta::structured_triu,
+  Structured<"aten::triu", DeviceCheck::ExactSame, at::meta::structured_triu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::triu_out)>::register_in(m, "triu", "triu_", "triu.out");
-  Structured<"aten::digamma", at::meta::structured_digamma,
+  Structured<"aten::digamma", DeviceCheck::NoCheck, at::meta::structured_digamma,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::digamma_out)>::register_in(m, "digamma", "digamma_", "digamma.out");
-  Structured<"aten::lerp.Scalar", at::meta::structured_lerp_Scalar,
+  Structured<"aten::lerp.Scalar", DeviceCheck::NoCheck, at::meta::structured_lerp_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::lerp_out)>::register_in(m, "lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out");
-  Structured<"aten::lerp.Tensor", at::meta::structured_lerp_Tensor,
+  Structured<"aten::lerp.Tensor", DeviceCheck::NoCheck, at::meta::structured_lerp_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lerp_out)>::register_in(m, "lerp.Tensor", "lerp_.Tensor", "lerp.Tensor_out");
-  Structured<"aten::ne.Scalar", at::meta::structured_ne_Scalar,
+  Structured<"aten::ne.Scalar", DeviceCheck::NoCheck, at::meta::structured_ne_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::ne_out)>::register_in(m, "ne.Scalar", "ne_.Scalar", "ne.Scalar_out");
-  Structured<"aten::ne.Tensor", at::meta::structured_ne_Tensor,
+  Structured<"aten::ne.Tensor", DeviceCheck::NoCheck, at::meta::structured_ne_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::ne_out)>::register_in(m, "ne.Tensor", "ne_.Tensor", "ne.Tensor_out");
-  Structured<"aten::ge.Scalar", at::meta::structured_ge_Scalar,
+  Structured<"aten::ge.Scalar", DeviceCheck::NoCheck, at::meta::structured_ge_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::ge_out)>::register_in(m, "ge.Scalar", "ge_.Scalar", "ge.Scalar_out");
-  Structured<"aten::ge.Tensor", at::meta::structured_ge_Tensor,
+  Structured<"aten::ge.Tensor", DeviceCheck::NoCheck, at::meta::structured_ge_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::ge_out)>::register_in(m, "ge.Tensor", "ge_.Tensor", "ge.Tensor_out");
-  Structured<"aten::le.Scalar", at::meta::structured_le_Scalar,
+  Structured<"aten::le.Scalar", DeviceCheck::NoCheck, at::meta::structured_le_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::le_out)>::register_in(m, "le.Scalar", "le_.Scalar", "le.Scalar_out");
-  Structured<"aten::le.Tensor", at::meta::structured_le_Tensor,
+  Structured<"aten::le.Tensor", DeviceCheck::NoCheck, at::meta::structured_le_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::le_out)>::register_in(m, "le.Tensor", "le_.Tensor", "le.Tensor_out");
-  Structured<"aten::gt.Scalar", at::meta::structured_gt_Scalar,
+  Structured<"aten::gt.Scalar", DeviceCheck::NoCheck, at::meta::structured_gt_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::gt_out)>::register_in(m, "gt.Scalar", "gt_.Scalar", "gt.Scalar_out");
-  Structured<"aten::gt.Tensor", at::meta::structured_gt_Tensor,
+  Structured<"aten::gt.Tensor", DeviceCheck::NoCheck, at::meta::structured_gt_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::gt_out)>::register_in(m, "gt.Tensor", "gt_.Tensor", "gt.Tensor_out");
-  Structured<"aten::lt.Scalar", at::meta::structured_lt_Scalar,
+  Structured<"aten::lt.Scalar", DeviceCheck::NoCheck, at::meta::structured_lt_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::lt_out)>::register_in(m, "lt.Scalar", "lt_.Scalar", "lt.Scalar_out");
-  Structured<"aten::lt.Tensor", at::meta::structured_lt_Tensor,
+  Structured<"aten::lt.Tensor", DeviceCheck::NoCheck, at::meta::structured_lt_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lt_out)>::register_in(m, "lt.Tensor", "lt_.Tensor", "lt.Tensor_out");
-  Structured<"aten::gather", at::meta::structured_gather,
+  Structured<"aten::gather", DeviceCheck::ExactSame, at::meta::structured_gather,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, bool)>(&at::cpu::gather_out)>::register_in(m, "gather", nullptr, "gather.out");
-  Structured<"aten::addcmul", at::meta::structured_addcmul,
+  Structured<"aten::addcmul", DeviceCheck::NoCheck, at::meta::structured_addcmul,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::addcmul_out)>::register_in(m, "addcmul", "addcmul_", "addcmul.out");
-  Structured<"aten::addcdiv", at::meta::structured_addcdiv,
+  Structured<"aten::addcdiv", DeviceCheck::NoCheck, at::meta::structured_addcdiv,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::addcdiv_out)>::register_in(m, "addcdiv", "addcdiv_", "addcdiv.out");
-  Structured<"aten::lgamma", at::meta::structured_lgamma,
+  Structured<"aten::lgamma", DeviceCheck::NoCheck, at::meta::structured_lgamma,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::lgamma_out)>::register_in(m, "lgamma", "lgamma_", "lgamma.out");
-  Structured<"aten::erfinv", at::meta::structured_erfinv,
+  Structured<"aten::erfinv", DeviceCheck::NoCheck, at::meta::structured_erfinv,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erfinv_out)>::register_in(m, "erfinv", "erfinv_", "erfinv.out");
-  Structured<"aten::i0", at::meta::structured_i0,
+  Structured<"aten::i0", DeviceCheck::ExactSame, at::meta::structured_i0,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::i0_out)>::register_in(m, "i0", "i0_", "i0.out");
-  Structured<"aten::sign", at::meta::structured_sign,
+  Structured<"aten::sign", DeviceCheck::NoCheck, at::meta::structured_sign,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sign_out)>::register_in(m, "sign", "sign_", "sign.out");
-  Structured<"aten::signbit", at::meta::structured_signbit,
+  Structured<"aten::signbit", DeviceCheck::ExactSame, at::meta::structured_signbit,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::signbit_out)>::register_in(m, "signbit", nullptr, "signbit.out");
-  Structured<"aten::atan2", at::meta::structured_atan2,
+  Structured<"aten::atan2", DeviceCheck::NoCheck, at::meta::structured_atan2,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::atan2_out)>::register_in(m, "atan2", "atan2_", "atan2.out");
-  Structured<"aten::fmod.Tensor", at::meta::structured_fmod_Tensor,
+  Structured<"aten::fmod.Tensor", DeviceCheck::NoCheck, at::meta::structured_fmod_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmod_out)>::register_in(m, "fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out");
-  Structured<"aten::hypot", at::meta::structured_hypot,
+  Structured<"aten::hypot", DeviceCheck::NoCheck, at::meta::structured_hypot,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::hypot_out)>::register_in(m, "hypot", "hypot_", "hypot.out");
-  Structured<"aten::igamma", at::meta::structured_igamma,
+  Structured<"aten::igamma", DeviceCheck::ExactSame, at::meta::structured_igamma,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::igamma_out)>::register_in(m, "igamma", "igamma_", "igamma.out");
-  Structured<"aten::igammac", at::meta::structured_igammac,
+  Structured<"aten::igammac", DeviceCheck::ExactSame, at::meta::structured_igammac,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::igammac_out)>::register_in(m, "igammac", "igammac_", "igammac.out");
-  Structured<"aten::nextafter", at::meta::structured_nextafter,
+  Structured<"aten::nextafter", DeviceCheck::ExactSame, at::meta::structured_nextafter,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::nextafter_out)>::register_in(m, "nextafter", "nextafter_", "nextafter.out");
-  Structured<"aten::remainder.Tensor", at::meta::structured_remainder_Tensor,
+  Structured<"aten::remainder.Tensor", DeviceCheck::NoCheck, at::meta::structured_remainder_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::remainder_out)>::register_in(m, "remainder.Tensor", "remainder_.Tensor", "remainder.Tensor_out");
-  Structured<"aten::fmin", at::meta::structured_fmin,
+  Structured<"aten::fmin", DeviceCheck::NoCheck, at::meta::structured_fmin,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmin_out)>::register_in(m, "fmin", nullptr, "fmin.out");
-  Structured<"aten::fmax", at::meta::structured_fmax,
+  Structured<"aten::fmax", DeviceCheck::NoCheck, at::meta::structured_fmax,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmax_out)>::register_in(m, "fmax", nullptr, "fmax.out");
-  Structured<"aten::maximum", at::meta::structured_maximum,
+  Structured<"aten::maximum", DeviceCheck::NoCheck, at::meta::structured_maximum,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::maximum_out)>::register_in(m, "maximum", nullptr, "maximum.out");
-  Structured<"aten::minimum", at::meta::structured_minimum,
+  Structured<"aten::minimum", DeviceCheck::NoCheck, at::meta::structured_minimum,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::minimum_out)>::register_in(m, "minimum", nullptr, "minimum.out");
-  Structured<"aten::all", at::meta::structured_all,
+  Structured<"aten::all", DeviceCheck::NoCheck, at::meta::structured_all,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::all_out)>::register_in(m, "all", nullptr, "all.all_out");
-  Structured<"aten::any", at::meta::structured_any,
+  Structured<"aten::any", DeviceCheck::NoCheck, at::meta::structured_any,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::any_out)>::register_in(m, "any", nullptr, "any.all_out");
-  Structured<"aten::renorm", at::meta::structured_renorm,
+  Structured<"aten::renorm", DeviceCheck::NoCheck, at::meta::structured_renorm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, int64_t, const at::Scalar &)>(&at::cpu::renorm_out)>::register_in(m, "renorm", "renorm_", "renorm.out");
-  Structured<"aten::pow.Tensor_Tensor", at::meta::structured_pow_Tensor_Tensor,
+  Structured<"aten::pow.Tensor_Tensor", DeviceCheck::NoCheck, at::meta::structured_pow_Tensor_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::pow_out)>::register_in(m, "pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out");
-  Structured<"aten::pow.Tensor_Scalar", at::meta::structured_pow_Tensor_Scalar,
+  Structured<"aten::pow.Tensor_Scalar", DeviceCheck::NoCheck, at::meta::structured_pow_Tensor_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::pow_out)>::register_in(m, "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out");
-  Structured<"aten::_convert_indices_from_coo_to_csr", at::meta::structured__convert_indices_from_coo_to_csr,
+  Structured<"aten::_convert_indices_from_coo_to_csr", DeviceCheck::ExactSame, at::meta::structured__convert_indices_from_coo_to_csr,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_convert_indices_from_coo_to_csr_out)>::register_in(m, "_convert_indices_from_coo_to_csr", nullptr, "_convert_indices_from_coo_to_csr.out");
-  Structured<"aten::_convert_indices_from_csr_to_coo", at::meta::structured__convert_indices_from_csr_to_coo,
+  Structured<"aten::_convert_indices_from_csr_to_coo", DeviceCheck::ExactSame, at::meta::structured__convert_indices_from_csr_to_coo,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::_convert_indices_from_csr_to_coo_out)>::register_in(m, "_convert_indices_from_csr_to_coo", nullptr, "_convert_indices_from_csr_to_coo.out");
-  Structured<"aten::nll_loss_backward", at::meta::structured_nll_loss_backward,
+  Structured<"aten::nll_loss_backward", DeviceCheck::ExactSame, at::meta::structured_nll_loss_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const ::std::optional<at::Tensor> &, int64_t, int64_t, const at::Tensor &)>(&at::cpu::nll_loss_backward_out)>::register_in(m, "nll_loss_backward", nullptr, "nll_loss_backward.grad_input");
-  Structured<"aten::elu", at::meta::structured_elu,
+  Structured<"aten::elu", DeviceCheck::NoCheck, at::meta::structured_elu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, const at::Scalar &)>(&at::cpu::elu_out)>::register_in(m, "elu", "elu_", "elu.out");
-  Structured<"aten::elu_backward", at::meta::structured_elu_backward,
+  Structured<"aten::elu_backward", DeviceCheck::ExactSame, at::meta::structured_elu_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, const at::Scalar &, bool, const at::Tensor &)>(&at::cpu::elu_backward_out)>::register_in(m, "elu_backward", nullptr, "elu_backward.grad_input");
-  Structured<"aten::glu", at::meta::structured_glu,
+  Structured<"aten::glu", DeviceCheck::ExactSame, at::meta::structured_glu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::glu_out)>::register_in(m, "glu", nullptr, "glu.out");
-  Structured<"aten::hardsigmoid", at::meta::structured_hardsigmoid,
+  Structured<"aten::hardsigmoid", DeviceCheck::NoCheck, at::meta::structured_hardsigmoid,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::hardsigmoid_out)>::register_in(m, "hardsigmoid", "hardsigmoid_", "hardsigmoid.out");
-  Structured<"aten::hardsigmoid_backward", at::meta::structured_hardsigmoid_backward,
+  Structured<"aten::hardsigmoid_backward", DeviceCheck::ExactSame, at::meta::structured_hardsigmoid_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::hardsigmoid_backward_out)>::register_in(m, "hardsigmoid_backward", nullptr, "hardsigmoid_backward.grad_input");
-  Structured<"aten::leaky_relu", at::meta::structured_leaky_relu,
+  Structured<"aten::leaky_relu", DeviceCheck::NoCheck, at::meta::structured_leaky_relu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::leaky_relu_out)>::register_in(m, "leaky_relu", "leaky_relu_", "leaky_relu.out");
-  Structured<"aten::leaky_relu_backward", at::meta::structured_leaky_relu_backward,
+  Structured<"aten::leaky_relu_backward", DeviceCheck::ExactSame, at::meta::structured_leaky_relu_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, bool)>(&at::cpu::leaky_relu_backward_out)>::register_in(m, "leaky_relu_backward", nullptr, "leaky_relu_backward.grad_input");
-  Structured<"aten::softplus", at::meta::structured_softplus,
+  Structured<"aten::softplus", DeviceCheck::NoCheck, at::meta::structured_softplus,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::softplus_out)>::register_in(m, "softplus", nullptr, "softplus.out");
-  Structured<"aten::softplus_backward", at::meta::structured_softplus_backward,
+  Structured<"aten::softplus_backward", DeviceCheck::ExactSame, at::meta::structured_softplus_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::softplus_backward_out)>::register_in(m, "softplus_backward", nullptr, "softplus_backward.grad_input");
-  Structured<"aten::softshrink", at::meta::structured_softshrink,
+  Structured<"aten::softshrink", DeviceCheck::NoCheck, at::meta::structured_softshrink,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::softshrink_out)>::register_in(m, "softshrink", nullptr, "softshrink.out");
-  Structured<"aten::softshrink_backward", at::meta::structured_softshrink_backward,
+  Structured<"aten::softshrink_backward", DeviceCheck::ExactSame, at::meta::structured_softshrink_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::softshrink_backward_out)>::register_in(m, "softshrink_backward", nullptr, "softshrink_backward.grad_input");
-  Structured<"aten::adaptive_max_pool2d_backward", at::meta::structured_adaptive_max_pool2d_backward,
+  Structured<"aten::adaptive_max_pool2d_backward", DeviceCheck::ExactSame, at::meta::structured_adaptive_max_pool2d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::adaptive_max_pool2d_backward_out)>::register_in(m, "adaptive_max_pool2d_backward", nullptr, "adaptive_max_pool2d_backward.grad_input");
-  Structured<"aten::adaptive_max_pool3d_backward", at::meta::structured_adaptive_max_pool3d_backward,
+  Structured<"aten::adaptive_max_pool3d_backward", DeviceCheck::ExactSame, at::meta::structured_adaptive_max_pool3d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::adaptive_max_pool3d_backward_out)>::register_in(m, "adaptive_max_pool3d_backward", nullptr, "adaptive_max_pool3d_backward.grad_input");
-  Structured<"aten::avg_pool2d", at::meta::structured_avg_pool2d,
+  Structured<"aten::avg_pool2d", DeviceCheck::ExactSame, at::meta::structured_avg_pool2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool2d_out)>::register_in(m, "avg_pool2d", nullptr, "avg_pool2d.out");
-  Structured<"aten::avg_pool2d_backward", at::meta::structured_avg_pool2d_backward,
+  Structured<"aten::avg_pool2d_backward", DeviceCheck::ExactSame, at::meta::structured_avg_pool2d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool2d_backward_out)>::register_in(m, "avg_pool2d_backward", nullptr, "avg_pool2d_backward.grad_input");
-  Structured<"aten::avg_pool3d", at::meta::structured_avg_pool3d,
+  Structured<"aten::avg_pool3d", DeviceCheck::ExactSame, at::meta::structured_avg_pool3d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool3d_out)>::register_in(m, "avg_pool3d", nullptr, "avg_pool3d.out");
-  Structured<"aten::avg_pool3d_backward", at::meta::structured_avg_pool3d_backward,
+  Structured<"aten::avg_pool3d_backward", DeviceCheck::ExactSame, at::meta::structured_avg_pool3d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool3d_backward_out)>::register_in(m, "avg_pool3d_backward", nullptr, "avg_pool3d_backward.grad_input");
-  Structured<"aten::fractional_max_pool2d_backward", at::meta::structured_fractional_max_pool2d_backward,
+  Structured<"aten::fractional_max_pool2d_backward", DeviceCheck::ExactSame, at::meta::structured_fractional_max_pool2d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, const at::Tensor &)>(&at::cpu::fractional_max_pool2d_backward_out)>::register_in(m, "fractional_max_pool2d_backward", nullptr, "fractional_max_pool2d_backward.grad_input");
-  Structured<"aten::max_pool2d_with_indices_backward", at::meta::structured_max_pool2d_with_indices_backward,
+  Structured<"aten::max_pool2d_with_indices_backward", DeviceCheck::ExactSame, at::meta::structured_max_pool2d_with_indices_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, const at::Tensor &)>(&at::cpu::max_pool2d_with_indices_backward_out)>::register_in(m, "max_pool2d_with_indices_backward", nullptr, "max_pool2d_with_indices_backward.grad_input");
-  Structured<"aten::reflection_pad1d", at::meta::structured_reflection_pad1d,
+  Structured<"aten::reflection_pad1d", DeviceCheck::ExactSame, at::meta::structured_reflection_pad1d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad1d_out)>::register_in(m, "reflection_pad1d", nullptr, "reflection_pad1d.out");
-  Structured<"aten::reflection_pad1d_backward", at::meta::structured_reflection_pad1d_backward,
+  Structured<"aten::reflection_pad1d_backward", DeviceCheck::ExactSame, at::meta::structured_reflection_pad1d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad1d_backward_out)>::register_in(m, "reflection_pad1d_backward", nullptr, "reflection_pad1d_backward.grad_input");
-  Structured<"aten::reflection_pad3d", at::meta::structured_reflection_pad3d,
+  Structured<"aten::reflection_pad3d", DeviceCheck::ExactSame, at::meta::structured_reflection_pad3d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad3d_out)>::register_in(m, "reflection_pad3d", nullptr, "reflection_pad3d.out");
-  Structured<"aten::reflection_pad3d_backward", at::meta::structured_reflection_pad3d_backward,
+  Structured<"aten::reflection_pad3d_backward", DeviceCheck::ExactSame, at::meta::structured_reflection_pad3d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad3d_backward_out)>::register_in(m, "reflection_pad3d_backward", nullptr, "reflection_pad3d_backward.grad_input");
-  Structured<"aten::replication_pad1d", at::meta::structured_replication_pad1d,
+  Structured<"aten::replication_pad1d", DeviceCheck::ExactSame, at::meta::structured_replication_pad1d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad1d_out)>::register_in(m, "replication_pad1d", nullptr, "replication_pad1d.out");
-  Structured<"aten::replication_pad1d_backward", at::meta::structured_replication_pad1d_backward,
+  Structured<"aten::replication_pad1d_backward", DeviceCheck::ExactSame, at::meta::structured_replication_pad1d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad1d_backward_out)>::register_in(m, "replication_pad1d_backward", nullptr, "replication_pad1d_backward.grad_input");
-  Structured<"aten::replication_pad2d", at::meta::structured_replication_pad2d,
+  Structured<"aten::replication_pad2d", DeviceCheck::ExactSame, at::meta::structured_replication_pad2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad2d_out)>::register_in(m, "replication_pad2d", nullptr, "replication_pad2d.out");
-  Structured<"aten::replication_pad3d", at::meta::structured_replication_pad3d,
+  Structured<"aten::replication_pad3d", DeviceCheck::ExactSame, at::meta::structured_replication_pad3d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad3d_out)>::register_in(m, "replication_pad3d", nullptr, "replication_pad3d.out");
-  Structured<"aten::upsample_linear1d", at::meta::structured_upsample_linear1d,
+  Structured<"aten::upsample_linear1d", DeviceCheck::ExactSame, at::meta::structured_upsample_linear1d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>)>(&at::cpu::upsample_linear1d_out)>::register_in(m, "upsample_linear1d", nullptr, "upsample_linear1d.out");
-  Structured<"aten::upsample_linear1d_backward", at::meta::structured_upsample_linear1d_backward,
+  Structured<"aten::upsample_linear1d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_linear1d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>)>(&at::cpu::upsample_linear1d_backward_out)>::register_in(m, "upsample_linear1d_backward", nullptr, "upsample_linear1d_backward.grad_input");
-  Structured<"aten::upsample_bilinear2d", at::meta::structured_upsample_bilinear2d,
+  Structured<"aten::upsample_bilinear2d", DeviceCheck::ExactSame, at::meta::structured_upsample_bilinear2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bilinear2d_out)>::register_in(m, "upsample_bilinear2d", nullptr, "upsample_bilinear2d.out");
-  Structured<"aten::upsample_bilinear2d_backward", at::meta::structured_upsample_bilinear2d_backward,
+  Structured<"aten::upsample_bilinear2d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_bilinear2d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bilinear2d_backward_out)>::register_in(m, "upsample_bilinear2d_backward", nullptr, "upsample_bilinear2d_backward.grad_input");
-  Structured<"aten::_upsample_bilinear2d_aa", at::meta::structured__upsample_bilinear2d_aa,
+  Structured<"aten::_upsample_bilinear2d_aa", DeviceCheck::ExactSame, at::meta::structured__upsample_bilinear2d_aa,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bilinear2d_aa_out)>::register_in(m, "_upsample_bilinear2d_aa", nullptr, "_upsample_bilinear2d_aa.out");
-  Structured<"aten::_upsample_bilinear2d_aa_backward", at::meta::structured__upsample_bilinear2d_aa_backward,
+  Structured<"aten::_upsample_bilinear2d_aa_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_bilinear2d_aa_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bilinear2d_aa_backward_out)>::register_in(m, "_upsample_bilinear2d_aa_backward", nullptr, "_upsample_bilinear2d_aa_backward.grad_input");
-  Structured<"aten::upsample_bicubic2d", at::meta::structured_upsample_bicubic2d,
+  Structured<"aten::upsample_bicubic2d", DeviceCheck::ExactSame, at::meta::structured_upsample_bicubic2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bicubic2d_out)>::register_in(m, "upsample_bicubic2d", nullptr, "upsample_bicubic2d.out");
-  Structured<"aten::upsample_bicubic2d_backward", at::meta::structured_upsample_bicubic2d_backward,
+  Structured<"aten::upsample_bicubic2d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_bicubic2d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bicubic2d_backward_out)>::register_in(m, "upsample_bicubic2d_backward", nullptr, "upsample_bicubic2d_backward.grad_input");
-  Structured<"aten::_upsample_bicubic2d_aa", at::meta::structured__upsample_bicubic2d_aa,
+  Structured<"aten::_upsample_bicubic2d_aa", DeviceCheck::ExactSame, at::meta::structured__upsample_bicubic2d_aa,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bicubic2d_aa_out)>::register_in(m, "_upsample_bicubic2d_aa", nullptr, "_upsample_bicubic2d_aa.out");
-  Structured<"aten::_upsample_bicubic2d_aa_backward", at::meta::structured__upsample_bicubic2d_aa_backward,
+  Structured<"aten::_upsample_bicubic2d_aa_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_bicubic2d_aa_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bicubic2d_aa_backward_out)>::register_in(m, "_upsample_bicubic2d_aa_backward", nullptr, "_upsample_bicubic2d_aa_backward.grad_input");
-  Structured<"aten::_upsample_lanczos2d_aa", at::meta::structured__upsample_lanczos2d_aa,
+  Structured<"aten::_upsample_lanczos2d_aa", DeviceCheck::ExactSame, at::meta::structured__upsample_lanczos2d_aa,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_lanczos2d_aa_out)>::register_in(m, "_upsample_lanczos2d_aa", nullptr, "_upsample_lanczos2d_aa.out");
-  Structured<"aten::_upsample_lanczos2d_aa_backward", at::meta::structured__upsample_lanczos2d_aa_backward,
+  Structured<"aten::_upsample_lanczos2d_aa_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_lanczos2d_aa_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_lanczos2d_aa_backward_out)>::register_in(m, "_upsample_lanczos2d_aa_backward", nullptr, "_upsample_lanczos2d_aa_backward.grad_input");
-  Structured<"aten::upsample_trilinear3d", at::meta::structured_upsample_trilinear3d,
+  Structured<"aten::upsample_trilinear3d", DeviceCheck::ExactSame, at::meta::structured_upsample_trilinear3d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_trilinear3d_out)>::register_in(m, "upsample_trilinear3d", nullptr, "upsample_trilinear3d.out");
-  Structured<"aten::upsample_trilinear3d_backward", at::meta::structured_upsample_trilinear3d_backward,
+  Structured<"aten::upsample_trilinear3d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_trilinear3d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_trilinear3d_backward_out)>::register_in(m, "upsample_trilinear3d_backward", nullptr, "upsample_trilinear3d_backward.grad_input");
-  Structured<"aten::upsample_nearest1d", at::meta::structured_upsample_nearest1d,
+  Structured<"aten::upsample_nearest1d", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest1d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::upsample_nearest1d_out)>::register_in(m, "upsample_nearest1d", nullptr, "upsample_nearest1d.out");
-  Structured<"aten::_upsample_nearest_exact1d", at::meta::structured__upsample_nearest_exact1d,
+  Structured<"aten::_upsample_nearest_exact1d", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact1d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact1d_out)>::register_in(m, "_upsample_nearest_exact1d", nullptr, "_upsample_nearest_exact1d.out");
-  Structured<"aten::upsample_nearest1d_backward", at::meta::structured_upsample_nearest1d_backward,
+  Structured<"aten::upsample_nearest1d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest1d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::upsample_nearest1d_backward_out)>::register_in(m, "upsample_nearest1d_backward", nullptr, "upsample_nearest1d_backward.grad_input");
-  Structured<"aten::_upsample_nearest_exact1d_backward", at::meta::structured__upsample_nearest_exact1d_backward,
+  Structured<"aten::_upsample_nearest_exact1d_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact1d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact1d_backward_out)>::register_in(m, "_upsample_nearest_exact1d_backward", nullptr, "_upsample_nearest_exact1d_backward.grad_input");
-  Structured<"aten::upsample_nearest2d", at::meta::structured_upsample_nearest2d,
+  Structured<"aten::upsample_nearest2d", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest2d_out)>::register_in(m, "upsample_nearest2d", nullptr, "upsample_nearest2d.out");
-  Structured<"aten::_upsample_nearest_exact2d", at::meta::structured__upsample_nearest_exact2d,
+  Structured<"aten::_upsample_nearest_exact2d", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact2d_out)>::register_in(m, "_upsample_nearest_exact2d", nullptr, "_upsample_nearest_exact2d.out");
-  Structured<"aten::upsample_nearest2d_backward", at::meta::structured_upsample_nearest2d_backward,
+  Structured<"aten::upsample_nearest2d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest2d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest2d_backward_out)>::register_in(m, "upsample_nearest2d_backward", nullptr, "upsample_nearest2d_backward.grad_input");
-  Structured<"aten::_upsample_nearest_exact2d_backward", at::meta::structured__upsample_nearest_exact2d_backward,
+  Structured<"aten::_upsample_nearest_exact2d_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact2d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact2d_backward_out)>::register_in(m, "_upsample_nearest_exact2d_backward", nullptr, "_upsample_nearest_exact2d_backward.grad_input");
-  Structured<"aten::upsample_nearest3d", at::meta::structured_upsample_nearest3d,
+  Structured<"aten::upsample_nearest3d", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest3d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest3d_out)>::register_in(m, "upsample_nearest3d", nullptr, "upsample_nearest3d.out");
-  Structured<"aten::_upsample_nearest_exact3d", at::meta::structured__upsample_nearest_exact3d,
+  Structured<"aten::_upsample_nearest_exact3d", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact3d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact3d_out)>::register_in(m, "_upsample_nearest_exact3d", nullptr, "_upsample_nearest_exact3d.out");
-  Structured<"aten::upsample_nearest3d_backward", at::meta::structured_upsample_nearest3d_backward,
+  Structured<"aten::upsample_nearest3d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest3d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest3d_backward_out)>::register_in(m, "upsample_nearest3d_backward", nullptr, "upsample_nearest3d_backward.grad_input");
-  Structured<"aten::_upsample_nearest_exact3d_backward", at::meta::structured__upsample_nearest_exact3d_backward,
+  Structured<"aten::_upsample_nearest_exact3d_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact3d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact3d_backward_out)>::register_in(m, "_upsample_nearest_exact3d_backward", nullptr, "_upsample_nearest_exact3d_backward.grad_input");
-  Structured<"aten::sigmoid_backward", at::meta::structured_sigmoid_backward,
+  Structured<"aten::sigmoid_backward", DeviceCheck::ExactSame, at::meta::structured_sigmoid_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::sigmoid_backward_out)>::register_in(m, "sigmoid_backward", nullptr, "sigmoid_backward.grad_input");
-  Structured<"aten::logit_backward", at::meta::structured_logit_backward,
+  Structured<"aten::logit_backward", DeviceCheck::ExactSame, at::meta::structured_logit_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, ::std::optional<double>)>(&at::cpu::logit_backward_out)>::register_in(m, "logit_backward", nullptr, "logit_backward.grad_input");
-  Structured<"aten::tanh_backward", at::meta::structured_tanh_backward,
+  Structured<"aten::tanh_backward", DeviceCheck::ExactSame, at::meta::structured_tanh_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::tanh_backward_out)>::register_in(m, "tanh_backward", nullptr, "tanh_backward.grad_input");
-  Structured<"aten::slow_conv_transpose2d", at::meta::structured_slow_conv_transpose2d,
+  Structured<"aten::slow_conv_transpose2d", DeviceCheck::ExactSame, at::meta::structured_slow_conv_transpose2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, const ::std::optional<at::Tensor> &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef)>(&at::cpu::slow_conv_transpose2d_out)>::register_in(m, "slow_conv_transpose2d", nullptr, "slow_conv_transpose2d.out");
-  Structured<"aten::isposinf", at::meta::structured_isposinf,
+  Structured<"aten::isposinf", DeviceCheck::ExactSame, at::meta::structured_isposinf,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::isposinf_out)>::register_in(m, "isposinf", nullptr, "isposinf.out");
-  Structured<"aten::isneginf", at::meta::structured_isneginf,
+  Structured<"aten::isneginf", DeviceCheck::ExactSame, at::meta::structured_isneginf,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::isneginf_out)>::register_in(m, "isneginf", nullptr, "isneginf.out");
-  Structured<"aten::special_entr", at::meta::structured_special_entr,
+  Structured<"aten::special_entr", DeviceCheck::ExactSame, at::meta::structured_special_entr,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_entr_out)>::register_in(m, "special_entr", nullptr, "special_entr.out");
-  Structured<"aten::special_ndtri", at::meta::structured_special_ndtri,
+  Structured<"aten::special_ndtri", DeviceCheck::ExactSame, at::meta::structured_special_ndtri,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_ndtri_out)>::register_in(m, "special_ndtri", nullptr, "special_ndtri.out");
-  Structured<"aten::special_log_ndtr", at::meta::structured_special_log_ndtr,
+  Structured<"aten::special_log_ndtr", DeviceCheck::ExactSame, at::meta::structured_special_log_ndtr,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_log_ndtr_out)>::register_in(m, "special_log_ndtr", nullptr, "special_log_ndtr.out");
-  Structured<"aten::special_erfcx", at::meta::structured_special_erfcx,
+  Structured<"aten::special_erfcx", DeviceCheck::ExactSame, at::meta::structured_special_erfcx,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_erfcx_out)>::register_in(m, "special_erfcx", nullptr, "special_erfcx.out");
-  Structured<"aten::special_xlog1py", at::meta::structured_special_xlog1py,
+  Structured<"aten::special_xlog1py", DeviceCheck::NoCheck, at::meta::structured_special_xlog1py,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_xlog1py_out)>::register_in(m, "special_xlog1py", nullptr, "special_xlog1py.out");
-  Structured<"aten::special_zeta", at::meta::structured_special_zeta,
+  Structured<"aten::special_zeta", DeviceCheck::NoCheck, at::meta::structured_special_zeta,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_zeta_out)>::register_in(m, "special_zeta", nullptr, "special_zeta.out");
-  Structured<"aten::special_i0e", at::meta::structured_special_i0e,
+  Structured<"aten::special_i0e", DeviceCheck::ExactSame, at::meta::structured_special_i0e,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i0e_out)>::register_in(m, "special_i0e", nullptr, "special_i0e.out");
-  Structured<"aten::special_i1", at::meta::structured_special_i1,
+  Structured<"aten::special_i1", DeviceCheck::ExactSame, at::meta::structured_special_i1,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i1_out)>::register_in(m, "special_i1", nullptr, "special_i1.out");
-  Structured<"aten::special_i1e", at::meta::structured_special_i1e,
+  Structured<"aten::special_i1e", DeviceCheck::ExactSame, at::meta::structured_special_i1e,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i1e_out)>::register_in(m, "special_i1e", nullptr, "special_i1e.out");
-  Structured<"aten::linalg_cross", at::meta::structured_linalg_cross,
+  Structured<"aten::linalg_cross", DeviceCheck::ExactSame, at::meta::structured_linalg_cross,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::linalg_cross_out)>::register_in(m, "linalg_cross", nullptr, "linalg_cross.out");
-  Structured<"aten::linalg_lu_solve", at::meta::structured_linalg_lu_solve,
+  Structured<"aten::linalg_lu_solve", DeviceCheck::ExactSame, at::meta::structured_linalg_lu_solve,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::linalg_lu_solve_out)>::register_in(m, "linalg_lu_solve", nullptr, "linalg_lu_solve.out");
-  Structured<"aten::linalg_ldl_solve", at::meta::structured_linalg_ldl_solve,
+  Structured<"aten::linalg_ldl_solve", DeviceCheck::ExactSame, at::meta::structured_linalg_ldl_solve,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, bool)>(&at::cpu::linalg_ldl_solve_out)>::register_in(m, "linalg_ldl_solve", nullptr, "linalg_ldl_solve.out");
-  Structured<"aten::linalg_vector_norm", at::meta::structured_linalg_vector_norm,
+  Structured<"aten::linalg_vector_norm", DeviceCheck::ExactSame, at::meta::structured_linalg_vector_norm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::linalg_vector_norm_out)>::register_in(m, "linalg_vector_norm", nullptr, "linalg_vector_norm.out");
-  Structured<"aten::special_airy_ai", at::meta::structured_special_airy_ai,
+  Structured<"aten::special_airy_ai", DeviceCheck::ExactSame, at::meta::structured_special_airy_ai,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_airy_ai_out)>::register_in(m, "special_airy_ai", nullptr, "special_airy_ai.out");
-  Structured<"aten::special_bessel_j0", at::meta::structured_special_bessel_j0,
+  Structured<"aten::special_bessel_j0", DeviceCheck::ExactSame, at::meta::structured_special_bessel_j0,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_j0_out)>::register_in(m, "special_bessel_j0", nullptr, "special_bessel_j0.out");
-  Structured<"aten::special_bessel_j1", at::meta::structured_special_bessel_j1,
+  Structured<"aten::special_bessel_j1", DeviceCheck::ExactSame, at::meta::structured_special_bessel_j1,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_j1_out)>::register_in(m, "special_bessel_j1", nullptr, "special_bessel_j1.out");
-  Structured<"aten::special_bessel_y0", at::meta::structured_special_bessel_y0,
+  Structured<"aten::special_bessel_y0", DeviceCheck::ExactSame, at::meta::structured_special_bessel_y0,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_y0_out)>::register_in(m, "special_bessel_y0", nullptr, "special_bessel_y0.out");
-  Structured<"aten::special_bessel_y1", at::meta::structured_special_bessel_y1,
+  Structured<"aten::special_bessel_y1", DeviceCheck::ExactSame, at::meta::structured_special_bessel_y1,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_y1_out)>::register_in(m, "special_bessel_y1", nullptr, "special_bessel_y1.out");
-  Structured<"aten::special_chebyshev_polynomial_t", at::meta::structured_special_chebyshev_polynomial_t,
+  Structured<"aten::special_chebyshev_polynomial_t", DeviceCheck::NoCheck, at::meta::structured_special_chebyshev_polynomial_t,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_t_out)>::register_in(m, "special_chebyshev_polynomial_t", nullptr, "special_chebyshev_polynomial_t.out");
-  Structured<"aten::special_chebyshev_polynomial_u", at::meta::structured_special_chebyshev_polynomial_u,
+  Structured<"aten::special_chebyshev_polynomial_u", DeviceCheck::NoCheck, at::meta::structured_special_chebyshev_polynomial_u,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_u_out)>::register_in(m, "special_chebyshev_polynomial_u", nullptr, "special_chebyshev_polynomial_u.out");
-  Structured<"aten::special_chebyshev_polynomial_v", at::meta::structured_special_chebyshev_polynomial_v,
+  Structured<"aten::special_chebyshev_polynomial_v", DeviceCheck::NoCheck, at::meta::structured_special_chebyshev_polynomial_v,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_v_out)>::register_in(m, "special_chebyshev_polynomial_v", nullptr, "special_chebyshev_polynomial_v.out");
-  Structured<"aten::special_chebyshev_polynomial_w", at::meta::structured_special_chebyshev_polynomial_w,
+  Structured<"aten::special_chebyshev_polynomial_w", DeviceCheck::NoCheck, at::meta::structured_special_chebyshev_polynomial_w,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_w_out)>::register_in(m, "special_chebyshev_polynomial_w", nullptr, "special_chebyshev_polynomial_w.out");
-  Structured<"aten::special_hermite_polynomial_h", at::meta::structured_special_hermite_polynomial_h,
+  Structured<"aten::special_hermite_polynomial_h", DeviceCheck::NoCheck, at::meta::structured_special_hermite_polynomial_h,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_hermite_polynomial_h_out)>::register_in(m, "special_hermite_polynomial_h", nullptr, "special_hermite_polynomial_h.out");
-  Structured<"aten::special_hermite_polynomial_he", at::meta::structured_special_hermite_polynomial_he,
+  Structured<"aten::special_hermite_polynomial_he", DeviceCheck::NoCheck, at::meta::structured_special_hermite_polynomial_he,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_hermite_polynomial_he_out)>::register_in(m, "special_hermite_polynomial_he", nullptr, "special_hermite_polynomial_he.out");
-  Structured<"aten::special_laguerre_polynomial_l", at::meta::structured_special_laguerre_polynomial_l,
+  Structured<"aten::special_laguerre_polynomial_l", DeviceCheck::NoCheck, at::meta::structured_special_laguerre_polynomial_l,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_laguerre_polynomial_l_out)>::register_in(m, "special_laguerre_polynomial_l", nullptr, "special_laguerre_polynomial_l.out");
-  Structured<"aten::special_legendre_polynomial_p", at::meta::structured_special_legendre_polynomial_p,
+  Structured<"aten::special_legendre_polynomial_p", DeviceCheck::NoCheck, at::meta::structured_special_legendre_polynomial_p,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_legendre_polynomial_p_out)>::register_in(m, "special_legendre_polynomial_p", nullptr, "special_legendre_polynomial_p.out");
-  Structured<"aten::special_modified_bessel_i0", at::meta::structured_special_modified_bessel_i0,
+  Structured<"aten::special_modified_bessel_i0", DeviceCheck::ExactSame, at::meta::structured_special_modified_bessel_i0,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_i0_out)>::register_in(m, "special_modified_bessel_i0", nullptr, "special_modified_bessel_i0.out");
-  Structured<"aten::special_modified_bessel_i1", at::meta::structured_special_modified_bessel_i1,
+  Structured<"aten::special_modified_bessel_i1", DeviceCheck::ExactSame, at::meta::structured_special_modified_bessel_i1,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_i1_out)>::register_in(m, "special_modified_bessel_i1", nullptr, "special_modified_bessel_i1.out");
-  Structured<"aten::special_modified_bessel_k0", at::meta::structured_special_modified_bessel_k0,
+  Structured<"aten::special_modified_bessel_k0", DeviceCheck::ExactSame, at::meta::structured_special_modified_bessel_k0,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_k0_out)>::register_in(m, "special_modified_bessel_k0", nullptr, "special_modified_bessel_k0.out");
-  Structured<"aten::special_modified_bessel_k1", at::meta::structured_special_modified_bessel_k1,
+  Structured<"aten::special_modified_bessel_k1", DeviceCheck::ExactSame, at::meta::structured_special_modified_bessel_k1,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_k1_out)>::register_in(m, "special_modified_bessel_k1", nullptr, "special_modified_bessel_k1.out");
-  Structured<"aten::special_scaled_modified_bessel_k0", at::meta::structured_special_scaled_modified_bessel_k0,
+  Structured<"aten::special_scaled_modified_bessel_k0", DeviceCheck::ExactSame, at::meta::structured_special_scaled_modified_bessel_k0,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_scaled_modified_bessel_k0_out)>::register_in(m, "special_scaled_modified_bessel_k0", nullptr, "special_scaled_modified_bessel_k0.out");
-  Structured<"aten::special_scaled_modified_bessel_k1", at::meta::structured_special_scaled_modified_bessel_k1,
+  Structured<"aten::special_scaled_modified_bessel_k1", DeviceCheck::ExactSame, at::meta::structured_special_scaled_modified_bessel_k1,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_scaled_modified_bessel_k1_out)>::register_in(m, "special_scaled_modified_bessel_k1", nullptr, "special_scaled_modified_bessel_k1.out");
-  Structured<"aten::special_shifted_chebyshev_polynomial_t", at::meta::structured_special_shifted_chebyshev_polynomial_t,
+  Structured<"aten::special_shifted_chebyshev_polynomial_t", DeviceCheck::NoCheck, at::meta::structured_special_shifted_chebyshev_polynomial_t,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_t_out)>::register_in(m, "special_shifted_chebyshev_polynomial_t", nullptr, "special_shifted_chebyshev_polynomial_t.out");
-  Structured<"aten::special_shifted_chebyshev_polynomial_u", at::meta::structured_special_shifted_chebyshev_polynomial_u,
+  Structured<"aten::special_shifted_chebyshev_polynomial_u", DeviceCheck::NoCheck, at::meta::structured_special_shifted_chebyshev_polynomial_u,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_u_out)>::register_in(m, "special_shifted_chebyshev_polynomial_u", nullptr, "special_shifted_chebyshev_polynomial_u.out");
-  Structured<"aten::special_shifted_chebyshev_polynomial_v", at::meta::structured_special_shifted_chebyshev_polynomial_v,
+  Structured<"aten::special_shifted_chebyshev_polynomial_v", DeviceCheck::NoCheck, at::meta::structured_special_shifted_chebyshev_polynomial_v,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_v_out)>::register_in(m, "special_shifted_chebyshev_polynomial_v", nullptr, "special_shifted_chebyshev_polynomial_v.out");
-  Structured<"aten::special_shifted_chebyshev_polynomial_w", at::meta::structured_special_shifted_chebyshev_polynomial_w,
+  Structured<"aten::special_shifted_chebyshev_polynomial_w", DeviceCheck::NoCheck, at::meta::structured_special_shifted_chebyshev_polynomial_w,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_w_out)>::register_in(m, "special_shifted_chebyshev_polynomial_w", nullptr, "special_shifted_chebyshev_polynomial_w.out");
-  Structured<"aten::special_spherical_bessel_j0", at::meta::structured_special_spherical_bessel_j0,
+  Structured<"aten::special_spherical_bessel_j0", DeviceCheck::ExactSame, at::meta::structured_special_spherical_bessel_j0,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_spherical_bessel_j0_out)>::register_in(m, "special_spherical_bessel_j0", nullptr, "special_spherical_bessel_j0.out");
 }
 

@@ -29,8 +29,6 @@ void bind_devices(py::module& m) {
   m.def("_get_device", [] { return static_cast<int>(current_device()); });
   m.def("_set_device", [](int d) { set_device(static_cast<c10::DeviceIndex>(d)); });
   m.def("_exchange_device", [](int d) { return static_cast<int>(exchange_device(static_cast<c10::DeviceIndex>(d))); });
-  m.def("_maybe_exchange_device",
-        [](int d) { return static_cast<int>(maybe_exchange_device(static_cast<c10::DeviceIndex>(d))); });
   m.def("_synchronize", [](int d) { device_synchronize(static_cast<c10::DeviceIndex>(d)); },
         py::call_guard<py::gil_scoped_release>());
   m.def("_get_device_properties", [](int d) { return get_device_properties(static_cast<c10::DeviceIndex>(d)); });

@@ -1,8 +1,6 @@
-#include <chrono>
-#include <thread>
-
 #include <torch/csrc/Event.h>
 
+#include "aten/Sleep.h"
 #include "python/Bindings.h"
 #include "runtime/FooException.h"
 #include "runtime/FooFunctions.h"
@@ -27,11 +25,7 @@ void bind_streams(py::module& m) {
   });
   m.def("_stream_native_handle", [](c10::Stream s) { return reinterpret_cast<uintptr_t>(FooStream(s).stream()); });
   m.def("_stream_priority", [](c10::Stream s) { return FooStream(s).priority(); });
-  m.def("_sleep", [](double ms) {
-    launch_kernel(getCurrentFooStream(), [ms] {
-      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
-    });
-  });
+  m.def("_sleep", &aten::sleep);
   // torch.Event.elapsed_time accepts only the exact torch.Event type; this
   // serves torch.foo.Event, a subclass, with the same c10::Event underneath.
   m.def("_event_elapsed_time", [](py::handle start, py::handle end) {
@@ -47,7 +41,7 @@ void bind_streams(py::module& m) {
     check_device_index(as_index(d));
     lazy_init();
     fooStream_t s = nullptr;
-    FOO_CHECK(on_device(as_index(d), [&] { return fooStreamCreateWithPriority(&s, fooStreamNonBlocking, priority); }));
+    FOO_CHECK(on_device(as_index(d), [&] { return fooStreamCreateWithPriority(&s, fooStreamDefault, priority); }));
     return reinterpret_cast<uintptr_t>(s);
   });
   m.def("_raw_stream_destroy", [](uintptr_t ptr) { FOO_CHECK(fooStreamDestroy(reinterpret_cast<fooStream_t>(ptr))); });

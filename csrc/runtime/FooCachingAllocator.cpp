@@ -95,12 +95,12 @@ class DeviceCache {
   explicit DeviceCache(c10::DeviceIndex device) : device_(device), small_(true), large_(false) {}
 
   Block* malloc(size_t requested, fooStream_t stream) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     process_events();
     size_t size = round_size(requested);
     BlockPool& pool = size <= kSmallSize ? small_ : large_;
     Block* block = take_free_block(pool, stream, size);
-    if (block == nullptr) block = new_segment(pool, stream, size, requested);
+    if (block == nullptr) block = new_segment(lock, pool, stream, size, requested);
     if (should_split(block, size)) block = split(block, size);
     block->allocated = true;
     block->requested_size = requested;
@@ -113,9 +113,9 @@ class DeviceCache {
     return block;
   }
 
-  void free(Block* block) {
+  // Never throws: it runs in DataPtr deleters.
+  void free(Block* block) noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
-    TORCH_INTERNAL_ASSERT(block->allocated, "foo allocator: block ", block->ptr, " freed twice");
     block->allocated = false;
     bool small = block->pool->is_small;
     update(stats_.allocation, small, -1);
@@ -129,12 +129,13 @@ class DeviceCache {
     // Other streams used the block: it becomes free once the work they
     // have queued so far is done.
     for (const FooStream& stream : block->stream_uses) {
-      FooEvent event;
-      event.record(stream);
+      auto event = std::make_shared<FooEvent>();
+      if (!event->try_record(stream)) continue;  // the stream is gone: no work of it to wait for
       ++block->event_count;
       pending_.emplace_back(std::move(event), block);
     }
     block->stream_uses.clear();
+    if (block->event_count == 0) release_to_pool(block);
   }
 
   void record_stream(Block* block, const FooStream& stream) {
@@ -143,8 +144,8 @@ class DeviceCache {
   }
 
   void empty_cache() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    release_cached_blocks();
+    std::unique_lock<std::mutex> lock(mutex_);
+    release_cached_blocks(lock);
   }
 
   DeviceStats stats() {
@@ -198,7 +199,8 @@ class DeviceCache {
     return block;
   }
 
-  Block* new_segment(BlockPool& pool, fooStream_t stream, size_t size, size_t requested) {
+  Block* new_segment(std::unique_lock<std::mutex>& lock, BlockPool& pool, fooStream_t stream, size_t size,
+                     size_t requested) {
     size_t bytes = segment_size(size);
     void* ptr = nullptr;
     fooError_t e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
@@ -206,7 +208,7 @@ class DeviceCache {
       (void)fooGetLastError();
       // Free what the cache holds and try once more, as CUDA's allocator does.
       ++stats_.num_alloc_retries;
-      release_cached_blocks();
+      release_cached_blocks(lock);
       e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
     }
     if (e == fooErrorMemoryAllocation) {
@@ -281,7 +283,7 @@ class DeviceCache {
   // Frees the blocks whose other-stream users have finished.
   void process_events() {
     for (auto it = pending_.begin(); it != pending_.end();) {
-      if (!it->first.query()) {
+      if (!it->first->query()) {
         ++it;
         continue;
       }
@@ -292,10 +294,17 @@ class DeviceCache {
   }
 
   // Returns every free whole segment to foo_sim, after waiting for the
-  // blocks still waiting on other streams.
-  void release_cached_blocks() {
-    for (auto& [event, block] : pending_) event.synchronize();
+  // blocks still waiting on other streams. The waits (for those streams,
+  // and fooFree's for the device) happen with the lock released, so other
+  // threads keep allocating meanwhile.
+  void release_cached_blocks(std::unique_lock<std::mutex>& lock) {
+    std::vector<std::shared_ptr<FooEvent>> waits;
+    for (auto& [event, block] : pending_) waits.push_back(event);
+    lock.unlock();
+    for (auto& event : waits) event->synchronize();
+    lock.lock();
     process_events();
+    std::vector<Block*> segments;
     for (BlockPool* pool : {&small_, &large_}) {
       for (auto it = pool->blocks.begin(); it != pool->blocks.end();) {
         Block* block = *it;
@@ -304,21 +313,27 @@ class DeviceCache {
           continue;
         }
         it = pool->blocks.erase(it);
-        FOO_CHECK(on_device(device_, [&] { return fooFree(block->ptr); }));
         ++stats_.num_device_free;
         update(stats_.segment, pool->is_small, -1);
         update(stats_.reserved_bytes, pool->is_small, -static_cast<int64_t>(block->size));
         if (block->size >= max_split_size()) stats_.oversize_segments.decrease(1);
-        delete block;
+        segments.push_back(block);
       }
     }
+    lock.unlock();
+    for (Block* block : segments) {
+      fooError_t e = on_device(device_, [&] { return fooFree(block->ptr); });
+      delete block;
+      FOO_CHECK(e);
+    }
+    lock.lock();
   }
 
   const c10::DeviceIndex device_;
   std::mutex mutex_;
   BlockPool small_;
   BlockPool large_;
-  std::deque<std::pair<FooEvent, Block*>> pending_;
+  std::deque<std::pair<std::shared_ptr<FooEvent>, Block*>> pending_;
   DeviceStats stats_;
 };
 
@@ -370,12 +385,12 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
     return {free, total};
   }
 
-  // Called by deleters, so it must not throw for a reason a user can cause.
-  void free(Block* block) {
+  // Called by deleters: never throws.
+  void free(Block* block) noexcept {
     // A child forked after initialization cannot reach the device; its
     // copies of the parent's blocks are simply dropped.
     if (in_bad_fork()) return;
-    cache(block->device).free(block);
+    caches_[block->device]->free(block);  // the block's cache exists: it made the block
   }
 
  private:
@@ -385,7 +400,7 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
     return *caches_[device];
   }
 
-  static constexpr int kMaxDevices = 64;
+  static constexpr int kMaxDevices = FOO_SIM_MAX_DEVICES;
   std::once_flag created_[kMaxDevices];
   std::unique_ptr<DeviceCache> caches_[kMaxDevices];
 };

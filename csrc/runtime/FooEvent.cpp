@@ -14,15 +14,13 @@ FooEvent::~FooEvent() {
 }
 
 void FooEvent::swap(FooEvent& other) noexcept {
-  std::swap(enable_timing_, other.enable_timing_);
   std::swap(device_index_, other.device_index_);
   std::swap(event_, other.event_);
 }
 
 void FooEvent::record(const FooStream& stream) {
   if (event_ == nullptr) {
-    unsigned flags = enable_timing_ ? fooEventDefault : fooEventDisableTiming;
-    FOO_CHECK(on_device(stream.device_index(), [&] { return fooEventCreateWithFlags(&event_, flags); }));
+    FOO_CHECK(on_device(stream.device_index(), [&] { return fooEventCreateWithFlags(&event_, fooEventDisableTiming | fooEventIgnoreFailures); }));
     device_index_ = stream.device_index();
   }
   TORCH_CHECK(device_index_ == stream.device_index(), "Event device ", static_cast<int>(device_index_),
@@ -34,19 +32,27 @@ void FooEvent::block(const FooStream& stream) const {
   if (event_ != nullptr) FOO_CHECK(fooStreamWaitEvent(stream.stream(), event_, 0));
 }
 
-bool FooEvent::query() const {
-  if (event_ == nullptr) return true;
-  fooError_t e = fooEventQuery(event_);
-  if (e == fooErrorNotReady) {
+bool FooEvent::try_record(const FooStream& stream) noexcept {
+  try {
+    record(stream);
+    return true;
+  } catch (...) {
     (void)fooGetLastError();
     return false;
   }
-  FOO_CHECK(e);
-  return true;
 }
 
-void FooEvent::synchronize() const {
-  if (event_ != nullptr) FOO_CHECK(fooEventSynchronize(event_));
+// With fooEventIgnoreFailures the runtime reports no kernel failure here;
+// any other error would mean a destroyed event, which owning it rules out.
+bool FooEvent::query() const noexcept {
+  if (event_ == nullptr) return true;
+  fooError_t e = fooEventQuery(event_);
+  if (e != fooSuccess) (void)fooGetLastError();  // NotReady is recorded as the last error too
+  return e != fooErrorNotReady;
+}
+
+void FooEvent::synchronize() const noexcept {
+  if (event_ != nullptr && fooEventSynchronize(event_) != fooSuccess) (void)fooGetLastError();
 }
 
 }  // namespace foo

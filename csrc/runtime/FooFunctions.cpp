@@ -60,8 +60,6 @@ c10::DeviceIndex exchange_device(c10::DeviceIndex device) {
   return previous;
 }
 
-c10::DeviceIndex maybe_exchange_device(c10::DeviceIndex device) { return exchange_device(device); }
-
 void device_synchronize(c10::DeviceIndex device) {
   check_device_index(device);
   lazy_init();

@@ -18,8 +18,6 @@ c10::DeviceIndex current_device();
 void set_device(c10::DeviceIndex device);
 // Sets `device` as current and returns the previous one.
 c10::DeviceIndex exchange_device(c10::DeviceIndex device);
-// Like exchange_device; used to restore a device on scope exit.
-c10::DeviceIndex maybe_exchange_device(c10::DeviceIndex device);
 // Throws a RuntimeError naming the index and the valid range.
 void check_device_index(c10::DeviceIndex device);
 

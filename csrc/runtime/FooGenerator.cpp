@@ -11,17 +11,18 @@
 #include <c10/core/ScalarType.h>
 
 #include "runtime/FooFunctions.h"
+#include "runtime/Philox.h"
 
 namespace foo {
 namespace {
 
 constexpr size_t kStateBytes = 2 * sizeof(uint64_t);
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
+// The 64 bits of Philox4x32-10 at counter `offset` under key `seed`.
+uint64_t philox_bits(uint64_t seed, uint64_t offset) {
+  auto out = philox4x32_10({static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32), 0, 0},
+                           {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
+  return (static_cast<uint64_t>(out[1]) << 32) | out[0];
 }
 
 }  // namespace
@@ -68,7 +69,7 @@ c10::intrusive_ptr<c10::TensorImpl> FooGeneratorImpl::get_state() const {
 }
 
 at::Generator FooGeneratorImpl::next_kernel_generator() {
-  uint64_t stream_seed = splitmix64(seed_ ^ splitmix64(offset_));
+  uint64_t stream_seed = philox_bits(seed_, offset_);
   ++offset_;
   return at::make_generator<at::CPUGeneratorImpl>(stream_seed);
 }

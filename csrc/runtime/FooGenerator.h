@@ -1,7 +1,8 @@
 // Random numbers on foo, modeled on CUDA's Philox generators: the state is
 // (seed, offset) on the host. Each random kernel draws from its own CPU
-// generator derived from (seed, offset) when it is launched, and the offset
-// advances then. So numbers depend only on the seed and the order of
+// generator (ATen's CPU kernels need one), seeded when the kernel is
+// launched with Philox4x32-10 of counter `offset` under key `seed`, and the
+// offset advances by one then. So numbers depend only on the seed and the order of
 // launches, not on when kernels run, and get_state/set_state capture
 // exactly what the next kernels will produce.
 #pragma once

@@ -91,14 +91,7 @@ void FooGuardImpl::block(void* event, const c10::Stream& stream) const {
 }
 
 bool FooGuardImpl::queryEvent(void* event) const {
-  if (event == nullptr) return true;
-  fooError_t e = fooEventQuery(as_event(event));
-  if (e == fooErrorNotReady) {
-    (void)fooGetLastError();
-    return false;
-  }
-  FOO_CHECK(e);
-  return true;
+  return event == nullptr || query_result(fooEventQuery(as_event(event)));
 }
 
 void FooGuardImpl::synchronizeEvent(void* event) const {

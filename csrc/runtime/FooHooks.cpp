@@ -30,7 +30,7 @@ c10::DeviceIndex FooHooks::getCurrentDevice() const { return current_device(); }
 c10::DeviceIndex FooHooks::exchangeDevice(c10::DeviceIndex device) const { return exchange_device(device); }
 
 c10::DeviceIndex FooHooks::maybeExchangeDevice(c10::DeviceIndex device) const {
-  return maybe_exchange_device(device);
+  return exchange_device(device);
 }
 
 at::Device FooHooks::getDeviceFromPtr(void* data) const {

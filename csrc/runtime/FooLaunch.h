@@ -29,6 +29,7 @@ void launch_kernel(const FooStream& stream, F&& fn) {
   // foo_sim owns the box once the launch was accepted, even if the kernel
   // already ran and failed (FOO_SIM_LAUNCH_BLOCKING=1).
   if (e == fooSuccess || e == fooErrorLaunchFailure) boxed.release();
+  if (e == fooErrorLaunchFailure) detail::throw_launch_failure(__FILE__, __LINE__);
   FOO_CHECK(e);
 }
 

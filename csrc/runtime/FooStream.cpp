@@ -15,7 +15,7 @@
 namespace foo {
 namespace {
 
-constexpr int kMaxDevices = 64;
+constexpr int kMaxDevices = FOO_SIM_MAX_DEVICES;
 
 enum class StreamKind { Default, Pooled, External };
 
@@ -58,7 +58,7 @@ DevicePools& pools_of(c10::DeviceIndex device) {
       for (int level = 0; level < p.levels; ++level) {
         for (int i = 0; i < kStreamsPerPool; ++i) {
           fooStream_t s;
-          FOO_CHECK(fooStreamCreateWithPriority(&s, fooStreamNonBlocking, least_priority() - level));
+          FOO_CHECK(fooStreamCreateWithPriority(&s, fooStreamDefault, least_priority() - level));
           p.pooled.push_back(s);
         }
       }
@@ -106,15 +106,7 @@ int FooStream::priority() const {
   return priority;
 }
 
-bool FooStream::query() const {
-  fooError_t e = fooStreamQuery(stream());
-  if (e == fooErrorNotReady) {
-    (void)fooGetLastError();  // not an error for the user
-    return false;
-  }
-  FOO_CHECK(e);
-  return true;
-}
+bool FooStream::query() const { return query_result(fooStreamQuery(stream())); }
 
 void FooStream::synchronize() const { FOO_CHECK(fooStreamSynchronize(stream())); }
 

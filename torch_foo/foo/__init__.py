@@ -30,7 +30,7 @@ from torch_foo.foo.memory import (
     reset_peak_memory_stats,
 )
 from torch_foo.foo import amp
-from torch_foo.foo._fallback import fallback_ops
+from torch_foo.foo._fallback import fallback_ops, synchronizing_ops
 from torch_foo.foo.amp import get_amp_supported_dtype
 from torch_foo.foo.random import (
     get_rng_state,
@@ -64,6 +64,7 @@ __all__ = [
     "current_device",
     "empty_cache",
     "fallback_ops",
+    "synchronizing_ops",
     "max_memory_allocated",
     "max_memory_reserved",
     "mem_get_info",

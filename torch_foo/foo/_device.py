@@ -50,7 +50,7 @@ class device:
 
     def __exit__(self, *args: object) -> None:
         if self.idx >= 0:
-            self.idx = _C._maybe_exchange_device(self.prev_idx)
+            self.idx = _C._exchange_device(self.prev_idx)
 
 
 class device_of(device):

@@ -1,4 +1,5 @@
-"""Which operators ran through foo's CPU fallback instead of a native kernel."""
+"""Which operators ran through foo's CPU fallback instead of a native kernel,
+and which of those made the host wait for the device."""
 
 from torch_foo import _C
 
@@ -8,3 +9,12 @@ def fallback_ops() -> list[str]:
     CPU fallback in this process, sorted. Set ``FOO_WARN_FALLBACK=1`` to be warned
     once per operator as it happens."""
     return list(_C._fallback_ops())
+
+
+def synchronizing_ops() -> list[str]:
+    """Names of the operators that synchronized the host with the stream, sorted.
+
+    As on CUDA, only operators whose results depend on the data (their output
+    shapes, as ``nonzero`` or ``unique``, or a Python value, as ``.item()``)
+    make the host wait; every other operator returns once its work is queued."""
+    return list(_C._synchronizing_ops())

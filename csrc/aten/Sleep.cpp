@@ -1,0 +1,20 @@
+#include "aten/Sleep.h"
+
+#include <chrono>
+#include <thread>
+
+#include <c10/util/Exception.h>
+
+#include "runtime/FooLaunch.h"
+#include "runtime/FooStream.h"
+
+namespace foo::aten {
+
+void sleep(double ms) {
+  TORCH_CHECK(ms >= 0, "_sleep: expected a non-negative number of milliseconds, got ", ms);
+  launch_kernel(getCurrentFooStream(), [ms] {
+    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+  });
+}
+
+}  // namespace foo::aten

@@ -1,0 +1,57 @@
+"""Only operators whose results depend on the data make the host wait for the
+device, as on CUDA: everything else returns once its work is queued."""
+
+import time
+
+import pytest
+import torch
+
+BUSY_S = 0.3
+
+
+def _returns_while_busy(foo, fn):
+    foo._sleep(BUSY_S * 1000)
+    start = time.monotonic()
+    result = fn()
+    elapsed = time.monotonic() - start
+    assert not foo.current_stream().query()
+    return result, elapsed
+
+
+@pytest.mark.parametrize("name", ["arange", "linspace", "index_select_out", "sort", "arange_out", "cumsum_out"])
+def test_operators_with_known_output_shapes_do_not_wait(foo, name):
+    x = torch.tensor([3.0, 1.0, 2.0], device="foo")
+    make = {
+        "arange": lambda: torch.arange(5, device="foo"),
+        "linspace": lambda: torch.linspace(0, 1, 5, device="foo"),
+        "index_select_out": lambda: torch.index_select(x, 0, torch.tensor([2, 0], device="foo"),
+                                                       out=torch.empty(2, device="foo")),
+        "sort": lambda: torch.sort(x).values,
+        "arange_out": lambda: torch.arange(4, out=torch.empty(0, device="foo", dtype=torch.long)),
+        "cumsum_out": lambda: torch.cumsum(x, 0, out=torch.empty(3, device="foo")),
+    }[name]
+    expected = {
+        "arange": [0, 1, 2, 3, 4], "linspace": [0.0, 0.25, 0.5, 0.75, 1.0], "index_select_out": [2.0, 3.0],
+        "sort": [1.0, 2.0, 3.0], "arange_out": [0, 1, 2, 3], "cumsum_out": [3.0, 4.0, 6.0],
+    }[name]
+    result, elapsed = _returns_while_busy(foo, make)
+    assert elapsed < BUSY_S / 2, f"{name} waited {elapsed:.3f}s for the stream"
+    assert result.cpu().tolist() == expected
+
+
+def test_data_dependent_operators_synchronize_and_are_listed(foo):
+    x = torch.tensor([0.0, 1.0, 0.0, 2.0], device="foo")
+    foo._sleep(100)
+    idx = torch.nonzero(x)
+    assert foo.current_stream().query()          # nonzero waited, as on CUDA
+    assert idx.cpu().flatten().tolist() == [1, 3]
+    assert "aten::nonzero" in foo.synchronizing_ops()
+    torch.arange(3, device="foo")
+    assert not any(op.startswith("aten::arange") for op in foo.synchronizing_ops())
+
+
+def test_out_argument_of_the_wrong_size_is_resized_with_the_usual_warning(foo):
+    out = torch.empty(7, device="foo")
+    with pytest.warns(UserWarning, match="resized"):
+        torch.cumsum(torch.ones(3, device="foo"), 0, out=out)
+    assert out.shape == (3,) and out.cpu().tolist() == [1.0, 2.0, 3.0]

@@ -1,0 +1,132 @@
+"""Everything a kernel reads that is not foo memory is taken when the operator is
+called: a busy stream and a host that keeps going must not change results."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+BUSY_MS = 150  # the stream is still sleeping when the host changes its CPU tensors
+
+
+def _busy(foo):
+    foo._sleep(BUSY_MS)
+
+
+BINARY_WITH_CPU_SCALAR = {
+    "mul": lambda x, s: x * s,
+    "rmul": lambda x, s: s * x,
+    "add": lambda x, s: x + s,
+    "rsub": lambda x, s: s - x,
+    "div": lambda x, s: x / s,
+    "rdiv": lambda x, s: s / x,
+    "pow": lambda x, s: x ** s,
+    "rpow": lambda x, s: torch.pow(s, x),
+    "gt": lambda x, s: x > s,
+    "rlt": lambda x, s: s < x,
+    "maximum": lambda x, s: torch.maximum(x, s),
+    "where": lambda x, s: torch.where(x > 0.5, x, s),
+    "mul_": lambda x, s: x.clone().mul_(s),
+    "add_alpha": lambda x, s: torch.add(x, s, alpha=3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_WITH_CPU_SCALAR))
+def test_cpu_scalar_tensor_is_read_at_launch(foo, name):
+    op = BINARY_WITH_CPU_SCALAR[name]
+    x_cpu = torch.rand(64) + 0.5
+    x = x_cpu.to("foo")
+    s = torch.tensor(2.0)
+    expected = op(x_cpu, torch.tensor(2.0))
+    _busy(foo)
+    y = op(x, s)
+    s.fill_(5.0)                      # the host moves on before the kernel ran
+    assert not foo.current_stream().query()
+    torch.testing.assert_close(y.cpu(), expected)
+
+
+def test_foreach_ops_read_cpu_tensors_at_launch(foo):
+    params = [torch.ones(8, device="foo"), torch.ones(3, device="foo")]
+    lr = torch.tensor(0.5)
+    _busy(foo)
+    torch._foreach_mul_(params, lr)
+    lr.fill_(100.0)
+    assert [p.cpu().tolist() for p in params] == [[0.5] * 8, [0.5] * 3]
+
+
+def test_optimizer_with_a_cpu_learning_rate_tensor(foo):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 4)
+    data = torch.randn(16, 8)
+    reference = torch.nn.Linear(8, 4)
+    reference.load_state_dict(model.state_dict())
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=torch.tensor(0.1), momentum=0.9)
+    for _ in range(2):
+        ref_opt.zero_grad()
+        reference(data).square().mean().backward()
+        ref_opt.step()
+
+    model.to("foo")
+    lr = torch.tensor(0.1)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    on_foo = data.to("foo")
+    for _ in range(2):
+        opt.zero_grad()
+        model(on_foo).square().mean().backward()
+        _busy(foo)
+        opt.step()
+        lr.fill_(1000.0)              # the steps already queued keep lr=0.1
+        foo.synchronize()
+        lr.fill_(0.1)
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.cpu(), q)
+
+
+def test_cpu_index_tensors_are_read_at_launch(foo):
+    x_cpu = torch.arange(10.0)
+    x = x_cpu.to("foo")
+    idx = torch.tensor([7, 2, 9])
+    _busy(foo)
+    picked = x[idx]
+    idx.fill_(0)
+    assert picked.cpu().tolist() == [7.0, 2.0, 9.0]
+
+    idx = torch.tensor([1, 3])
+    values = torch.tensor([-1.0, -3.0], device="foo")
+    _busy(foo)
+    x.index_put_((idx,), values)
+    idx.fill_(0)
+    x[torch.tensor([5])] = torch.tensor(50.0)   # a CPU value tensor, read at launch too
+    expected = x_cpu.clone()
+    expected[[1, 3]] = torch.tensor([-1.0, -3.0])
+    expected[5] = 50.0
+    assert x.cpu().tolist() == expected.tolist()
+
+
+def test_cpu_tensor_where_cuda_rejects_it_raises_cudas_error(foo):
+    x = torch.rand(5, device="foo")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.clamp(x, min=torch.tensor(0.2))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.index_select(x, 0, torch.tensor([0, 1]))
+
+
+def test_cross_entropy_with_a_cpu_target_is_cudas_device_error_every_time(foo):
+    logits = torch.randn(10, device="foo")
+    for _ in range(20):               # never garbage from a freed CPU temporary
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            F.cross_entropy(logits, torch.tensor(3))
+    loss = F.cross_entropy(logits, torch.tensor(3, device="foo"))
+    torch.testing.assert_close(loss.cpu(), F.cross_entropy(logits.cpu(), torch.tensor(3)))
+
+
+def test_grad_scaler_state_lives_on_foo(foo):
+    model = torch.nn.Linear(4, 2).to("foo")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("foo")
+    scaler.scale(model(torch.randn(3, 4, device="foo")).sum()).backward()
+    scaler.unscale_(opt)
+    found = scaler._per_optimizer_states[id(opt)]["found_inf_per_device"]
+    assert found and all(t.device.type == "foo" for t in found.values())
+    scaler.step(opt)
+    scaler.update()
+    assert scaler._scale.device.type == "foo" and scaler._growth_tracker.device.type == "foo"
