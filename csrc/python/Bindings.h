@@ -7,5 +7,6 @@ namespace foo::python {
 void bind_devices(pybind11::module& m);
 void bind_streams(pybind11::module& m);
 void bind_tensors(pybind11::module& m);
+void bind_compile(pybind11::module& m);
 
 }  // namespace foo::python

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_C, m) {
   foo::python::bind_devices(m);
   foo::python::bind_streams(m);
   foo::python::bind_tensors(m);
+  foo::python::bind_compile(m);
 }

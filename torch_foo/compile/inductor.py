@@ -1,0 +1,199 @@
+"""Inductor's backend for foo.
+
+foo memory is host memory, so kernels come from inductor's C++ CPU code
+generation. What foo changes is how they run: inductor calls a C++ kernel
+synchronously from Python, while foo operators are queued on the current
+stream. Here each kernel gets a packed entry point (its arguments in one
+array), is compiled as a plain shared library (``async_compile.cpp``), and
+the wrapper launches it with ``torch_foo.compile.runtime.launch``, which
+queues the call on the current foo stream with the arguments taken at
+launch. Extern kernels (``mm``, convolution, …) are foo operators, queued
+on the same stream, so everything runs in program order, and a compiled
+call returns once its work is queued.
+"""
+
+import threading
+from typing import Any
+
+import torch
+from torch._inductor import config
+from torch._inductor.codegen.common import (
+    DeviceOpOverrides,
+    register_backend_for_device,
+    register_device_op_overrides,
+)
+from torch._inductor.codegen.cpp import CppScheduling
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPythonWrapperCodegen
+from torch._inductor.utils import Placeholder, get_fused_kernel_name
+from torch._inductor.virtualized import V
+
+_RUNTIME_IMPORT = (
+    "from torch_foo.compile.runtime import launch as foo_launch, empty_strided_foo"
+)
+
+# The generated kernel keeps inductor's signature under this name; the
+# packed entry point `kernel` added after it is what the launcher calls.
+_KERNEL_IMPL = "foo_kernel_impl"
+
+_PACKED_ARG = """
+union foo_kernel_arg { const void* ptr; int64_t i; double d; };
+"""
+
+
+def _unpack(arg_type: str, i: int, kernel_name: str) -> str:
+    """The C++ expression that reads argument ``i`` of type ``arg_type`` from the packed array."""
+    t = arg_type.strip()
+    if t.endswith("*"):
+        return f"({t})(args[{i}].ptr)"
+    value_type = t.removeprefix("const ").strip()
+    if value_type in ("int64_t", "int32_t", "long", "int"):
+        return f"({value_type})(args[{i}].i)"
+    if value_type == "bool":
+        return f"(args[{i}].i != 0)"
+    if value_type in ("float", "double"):
+        return f"({value_type})(args[{i}].d)"
+    raise RuntimeError(
+        f"torch.compile on foo: kernel {kernel_name} takes argument {i} of type '{arg_type}', "
+        "which foo's kernel launcher cannot pass"
+    )
+
+
+def packed_entry_point(arg_types: list[str], kernel_name: str) -> str:
+    """C++ source of ``kernel(const foo_kernel_arg* args)``, calling the kernel with unpacked args."""
+    unpacked = ", ".join(_unpack(t, i, kernel_name) for i, t in enumerate(arg_types))
+    return (
+        _PACKED_ARG
+        + 'extern "C" __attribute__((visibility("default"))) void kernel(const foo_kernel_arg* args) {\n'
+        + f"    {_KERNEL_IMPL}({unpacked});\n"
+        + "}\n"
+    )
+
+
+class FooCppScheduling(CppScheduling):
+    """Inductor's C++ scheduling, with kernels defined for foo's launcher."""
+
+    def define_kernel(self, src_code: str, nodes: Any, kernel_args: Any = None) -> str:
+        wrapper = V.graph.wrapper_code
+        if src_code in wrapper.src_to_kernel:
+            return wrapper.src_to_kernel[src_code]
+        if V.graph.cpp_wrapper:
+            raise RuntimeError("torch.compile on foo: cpp_wrapper is not supported; use the Python wrapper")
+        fused_name = get_fused_kernel_name(nodes, config.cpp.descriptive_names) if config.cpp.descriptive_names else ""
+        kernel_name = "_".join(["cpp", fused_name, wrapper.next_kernel_suffix()])
+        wrapper.src_to_kernel[src_code] = kernel_name
+        args = self.kernel_group.args if kernel_args is None else kernel_args
+        _, _, arg_types = args.cpp_argdefs()
+        source = (
+            src_code.replace(str(Placeholder.KERNEL_NAME), _KERNEL_IMPL)
+            .replace(str(Placeholder.DESCRIPTIVE_NAME), kernel_name)
+            .replace("#pragma CMT", "//")
+        )
+        source += packed_entry_point(arg_types, kernel_name)
+        wrapper.define_kernel(kernel_name, f"async_compile.cpp(r'''\n{source}''')", gpu=False)
+        return kernel_name
+
+
+class _FooWrapperMixin:
+    """Allocates foo buffers with an explicit device index and queues C++ kernels on foo streams."""
+
+    def _foo_runtime_import(self) -> None:
+        root = self.get_root_graph() if isinstance(self, SubgraphPythonWrapperCodegen) else self
+        root.add_import_once(_RUNTIME_IMPORT)
+
+    def _generate_kernel_call_helper(self, kernel_name: str, call_args: Any, *, device: Any = None,
+                                     triton: bool = True, **kwargs: Any) -> None:
+        device = device or V.graph.get_current_device_or_throw()
+        if device.type != "foo":
+            return super()._generate_kernel_call_helper(kernel_name, call_args, device=device, triton=triton, **kwargs)
+        if triton:
+            raise RuntimeError(f"torch.compile on foo: {kernel_name} is a Triton kernel; foo runs C++ kernels only")
+        self._foo_runtime_import()
+        index = device.index if device.index is not None else -1
+        args = "".join(f"{a}, " for a in call_args)
+        self.writeline(f"foo_launch({kernel_name}, {index}, ({args})){self.ending}")
+
+    def make_allocation(self, name: str, device: torch.device, dtype: torch.dtype, shape: Any, stride: Any,
+                        allocation_shape: Any = None, is_pinned: bool = False) -> str:
+        if device.type != "foo" or config.test_configs.track_memory_lifecycle:
+            return super().make_allocation(name, device, dtype, shape, stride, allocation_shape, is_pinned)
+        self._foo_runtime_import()
+        if allocation_shape is None:
+            allocation_shape = shape
+        shape_code = self.codegen_python_shape_tuple(shape)
+        allocation_code = self.codegen_python_shape_tuple(allocation_shape)
+        stride_code = self.codegen_python_shape_tuple(stride)
+        index = device.index if device.index is not None else "torch.foo.current_device()"
+        out = f"{name} = empty_strided_foo({allocation_code}, {stride_code}, {dtype}, {index})"
+        if shape_code != allocation_code:
+            out += f".as_strided({shape_code}, {stride_code})"
+        return out
+
+
+class FooSubgraphWrapperCodegen(_FooWrapperMixin, SubgraphPythonWrapperCodegen):
+    """Wrapper code of a subgraph (control flow, partitions) of a foo graph."""
+
+
+class FooWrapperCodegen(_FooWrapperMixin, PythonWrapperCodegen):
+    """Python wrapper code for foo graphs."""
+
+    @staticmethod
+    def create(is_subgraph: bool, subgraph_name: str | None, parent_wrapper: Any,
+               partition_signatures: Any = None) -> PythonWrapperCodegen:
+        if is_subgraph:
+            assert subgraph_name is not None and parent_wrapper is not None
+            return FooSubgraphWrapperCodegen(subgraph_name, parent_wrapper, partition_signatures)
+        return FooWrapperCodegen()
+
+
+class FooCppWrapperCodegen:
+    """Placeholder for ``cpp_wrapper=True``, which foo does not support yet."""
+
+    @staticmethod
+    def create(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("torch.compile on foo: cpp_wrapper is not supported; use the Python wrapper")
+
+
+class FooDeviceOpOverrides(DeviceOpOverrides):
+    """Python snippets inductor emits for foo devices and streams."""
+
+    def import_get_raw_stream_as(self, name: str) -> str:
+        return f"from torch_foo.compile.runtime import get_raw_stream as {name}"
+
+    def set_device(self, device_idx: int) -> str:
+        return f"torch.foo.set_device({device_idx})"
+
+    def synchronize(self) -> str:
+        return "torch.foo.synchronize()"
+
+    def device_guard(self, device_idx: int) -> str:
+        return f"torch.foo.device({device_idx})"
+
+    def current_stream(self) -> str:
+        return "torch.foo.current_stream()"
+
+    def cpp_kernel_type(self) -> str:
+        return "void*"
+
+
+_lock = threading.Lock()
+_registered = False
+
+
+def register() -> None:
+    """Registers the foo backend with inductor; safe to call more than once."""
+    global _registered
+    with _lock:
+        if _registered:
+            return
+        register_backend_for_device("foo", FooCppScheduling, FooWrapperCodegen, FooCppWrapperCodegen)
+        register_device_op_overrides("foo", FooDeviceOpOverrides())
+        _registered = True
+
+
+# The names inductor's init_backend_registration looks up on torch.foo.
+CODEGEN_ATTRIBUTES = {
+    "Scheduling": FooCppScheduling,
+    "PythonWrapperCodegen": FooWrapperCodegen,
+    "CppWrapperCodegen": FooCppWrapperCodegen,
+    "WrapperFxCodegen": None,
+}
