@@ -175,6 +175,28 @@ class FooDeviceOpOverrides(DeviceOpOverrides):
         return "void*"
 
 
+def _schedule_foo_nodes_as_cpu() -> None:
+    """Makes inductor's scheduler treat foo nodes as the C++ kernels they are.
+
+    The scheduler's loop reindexing for fusion (``Scheduler.
+    shared_data_after_reordering_loop`` and the like) assumes Triton's
+    iteration groups for any node whose ``is_cpu()`` is false, and fails on
+    the C++ scheduling's groups. torch 2.13 has no per-backend switch for
+    it, so ``BaseSchedulerNode.is_cpu`` answers True for foo nodes too.
+    """
+    from torch._inductor.scheduler import BaseSchedulerNode
+
+    if getattr(BaseSchedulerNode.is_cpu, "_foo_aware", False):
+        return
+
+    def is_cpu(self: BaseSchedulerNode) -> bool:
+        device = self.get_device()
+        return device is not None and device.type in ("cpu", "foo")
+
+    is_cpu._foo_aware = True  # type: ignore[attr-defined]
+    BaseSchedulerNode.is_cpu = is_cpu  # type: ignore[method-assign]
+
+
 _lock = threading.Lock()
 _registered = False
 
@@ -187,6 +209,7 @@ def register() -> None:
             return
         register_backend_for_device("foo", FooCppScheduling, FooWrapperCodegen, FooCppWrapperCodegen)
         register_device_op_overrides("foo", FooDeviceOpOverrides())
+        _schedule_foo_nodes_as_cpu()
         _registered = True
 
 
