@@ -11,7 +11,7 @@ import time
 import pytest
 import torch
 import torch._dynamo
-import torch._dynamo.testing
+import torch._inductor.config
 from torch._dynamo.utils import counters
 
 
@@ -19,11 +19,20 @@ from torch._dynamo.utils import counters
 def _inductor(tmp_path_factory, monkeypatch):
     # One cache per test process, under pytest's tmp dir: never the user's.
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "inductor"))
+    # Kernels compile in the test process: starting inductor's worker pool
+    # costs more than it saves for these small graphs (see parallel_compile).
+    monkeypatch.setattr(torch._inductor.config, "compile_threads", 1)
     torch._dynamo.reset()
     counters.clear()
     yield
     torch.foo.synchronize()
     torch._dynamo.reset()
+
+
+@pytest.fixture
+def parallel_compile(monkeypatch):
+    """Inductor's default: kernels compile in its worker pool."""
+    monkeypatch.setattr(torch._inductor.config, "compile_threads", 2)
 
 
 def _frames() -> int:
@@ -143,6 +152,9 @@ def test_training_loop_with_compiled_optimizer_step_equals_eager():
     batches = [(torch.randn(8, 16, generator=g).foo(), torch.randint(0, 4, (8,), generator=g).foo())
                for _ in range(5)]
     for x, y in batches:
+        # Keeps the stream behind the host: the compiled step reads AdamW's
+        # step counts (CPU tensors the host increments) when it runs, later.
+        torch.foo._sleep(20)
         for m, o, s in ((eager, opt_e, opt_e.step), (compiled, opt_c, step)):
             o.zero_grad()
             torch.nn.functional.cross_entropy(m(x), y).backward()
@@ -204,7 +216,7 @@ def test_fullgraph_max_autotune_autocast_and_reduce_overhead():
     _close(sc, se, atol=0.5, rtol=1e-2)
 
 
-def test_graph_break_in_the_middle():
+def test_graph_break_in_the_middle(parallel_compile):
     def f(x):
         y = torch.sin(x) + 1
         torch._dynamo.graph_break()

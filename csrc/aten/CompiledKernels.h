@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
 namespace foo::aten {
@@ -21,9 +23,27 @@ union CompiledKernelArg {
 // it unpacks the arguments and calls the kernel.
 using PackedKernelFn = void (*)(const CompiledKernelArg* args);
 
+// The arguments of one launch, and the host copies the kernel reads.
+class CompiledKernelArgs {
+ public:
+  void add_int(int64_t v) { args_.push_back(CompiledKernelArg{.i = v}); }
+  void add_double(double v) { args_.push_back(CompiledKernelArg{.d = v}); }
+  // A foo tensor is passed by address: stream order protects its memory.
+  // A CPU tensor (a 0-dim step count, say) is copied now, as a CUDA launch
+  // would copy it, so that host code changing it before the kernel runs
+  // does not change what the kernel reads.
+  void add_tensor(const at::Tensor& t);
+
+  const std::vector<CompiledKernelArg>& args() const { return args_; }
+
+ private:
+  std::vector<CompiledKernelArg> args_;
+  std::vector<std::unique_ptr<char[]>> host_copies_;
+};
+
 // Queues `fn(args)` on the current stream of `device`, after the work
 // already queued there, with the launching thread's intra-op thread count.
 // Returns once the call is queued.
-void launch_compiled_kernel(c10::DeviceIndex device, PackedKernelFn fn, std::vector<CompiledKernelArg> args);
+void launch_compiled_kernel(c10::DeviceIndex device, PackedKernelFn fn, CompiledKernelArgs args);
 
 }  // namespace foo::aten

@@ -1,5 +1,4 @@
 #include <cstdint>
-#include <vector>
 
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -12,23 +11,21 @@ namespace foo::python {
 
 namespace {
 
-// Tensors become their data pointers, ints and bools 64-bit integers,
-// floats doubles: the values at the time of the call.
-aten::CompiledKernelArg to_kernel_arg(PyObject* obj, size_t n) {
-  aten::CompiledKernelArg a{};
+// Tensors, ints (and bools) and floats, taken at the time of the call.
+void add_kernel_arg(aten::CompiledKernelArgs& args, PyObject* obj, size_t n) {
   if (THPVariable_Check(obj)) {
-    a.ptr = THPVariable_Unpack(obj).data_ptr();
+    args.add_tensor(THPVariable_Unpack(obj));
   } else if (PyLong_Check(obj)) {
-    a.i = PyLong_AsLongLong(obj);
-    if (a.i == -1 && PyErr_Occurred()) throw py::error_already_set();
+    int64_t v = PyLong_AsLongLong(obj);
+    if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+    args.add_int(v);
   } else if (PyFloat_Check(obj)) {
-    a.d = PyFloat_AS_DOUBLE(obj);
+    args.add_double(PyFloat_AS_DOUBLE(obj));
   } else {
     throw py::type_error("torch.compile kernel launch: argument " + std::to_string(n) +
                          " is neither a tensor, an int nor a float: " +
                          py::str(py::type::of(py::handle(obj))).cast<std::string>());
   }
-  return a;
 }
 
 }  // namespace
@@ -36,9 +33,8 @@ aten::CompiledKernelArg to_kernel_arg(PyObject* obj, size_t n) {
 // torch.compile: queueing inductor's compiled C++ kernels on foo streams.
 void bind_compile(py::module& m) {
   m.def("_launch_compiled_kernel", [](uintptr_t fn, int device, py::tuple args) {
-    std::vector<aten::CompiledKernelArg> packed;
-    packed.reserve(args.size());
-    for (size_t n = 0; n < args.size(); ++n) packed.push_back(to_kernel_arg(args[n].ptr(), n));
+    aten::CompiledKernelArgs packed;
+    for (size_t n = 0; n < args.size(); ++n) add_kernel_arg(packed, args[n].ptr(), n);
     aten::launch_compiled_kernel(static_cast<c10::DeviceIndex>(device),
                                  reinterpret_cast<aten::PackedKernelFn>(fn), std::move(packed));
   });

@@ -4,7 +4,7 @@ foo memory is host memory, so kernels come from inductor's C++ CPU code
 generation. What foo changes is how they run: inductor calls a C++ kernel
 synchronously from Python, while foo operators are queued on the current
 stream. Here each kernel gets a packed entry point (its arguments in one
-array), is compiled as a plain shared library (``async_compile.cpp``), and
+array), is compiled as a plain shared library (``codecache.FooKernelCodeCache``), and
 the wrapper launches it with ``torch_foo.compile.runtime.launch``, which
 queues the call on the current foo stream with the arguments taken at
 launch. Extern kernels (``mm``, convolution, …) are foo operators, queued
@@ -27,8 +27,9 @@ from torch._inductor.codegen.wrapper import PythonWrapperCodegen, SubgraphPython
 from torch._inductor.utils import Placeholder, get_fused_kernel_name
 from torch._inductor.virtualized import V
 
-_RUNTIME_IMPORT = (
-    "from torch_foo.compile.runtime import launch as foo_launch, empty_strided_foo"
+_RUNTIME_IMPORTS = (
+    "from torch_foo.compile.runtime import launch as foo_launch, empty_strided_foo",
+    "from torch_foo.compile.codecache import compile_kernel as foo_compile_kernel",
 )
 
 # The generated kernel keeps inductor's signature under this name; the
@@ -89,7 +90,8 @@ class FooCppScheduling(CppScheduling):
             .replace("#pragma CMT", "//")
         )
         source += packed_entry_point(arg_types, kernel_name)
-        wrapper.define_kernel(kernel_name, f"async_compile.cpp(r'''\n{source}''')", gpu=False)
+        wrapper._foo_runtime_import()
+        wrapper.define_kernel(kernel_name, f"foo_compile_kernel(async_compile, r'''\n{source}''')", gpu=False)
         return kernel_name
 
 
@@ -98,7 +100,8 @@ class _FooWrapperMixin:
 
     def _foo_runtime_import(self) -> None:
         root = self.get_root_graph() if isinstance(self, SubgraphPythonWrapperCodegen) else self
-        root.add_import_once(_RUNTIME_IMPORT)
+        for line in _RUNTIME_IMPORTS:
+            root.add_import_once(line)
 
     def _generate_kernel_call_helper(self, kernel_name: str, call_args: Any, *, device: Any = None,
                                      triton: bool = True, **kwargs: Any) -> None:
