@@ -259,16 +259,16 @@ def test_compiled_on_side_stream_with_wait_stream():
     frames = _frames()
     main = torch.foo.current_stream()
     side = torch.foo.Stream()
-    torch.foo._sleep(200)
-    x.fill_(2.0)  # on the main stream, after the sleep
-    side.wait_stream(main)
+    x.fill_(2.0)
+    side.wait_stream(main)  # the side stream sees x = 2
+    torch.foo._sleep(300)  # then the main stream is busy
     with torch.foo.stream(side):
-        out = compiled(x)  # queued on the side stream, after the fill
-        done = side.record_event()
+        out = compiled(x)  # queued on the side stream, not behind the sleep
+        result = out.cpu()  # waits for the side stream only
+    assert not main.query()
+    _close(result, _chain(torch.full((4096,), 2.0)))
     main.wait_stream(side)
     out.record_stream(main)
-    assert not done.query()
-    _close(out, _chain(torch.full((4096,), 2.0)))
     assert _frames() == frames, "a stream change recompiled"
 
 
@@ -294,13 +294,39 @@ def test_second_device():
     x = torch.randn(8, 16, device="foo:1", requires_grad=True)
     out = compiled(x)
     assert out.device == torch.device("foo", 1)
-    expected = model(x)
-    _close(out, expected)
+    _close(out, model(x))
     out.sum().backward()
     assert x.grad.device == torch.device("foo", 1)
-    # The kernels ran on foo:1's stream: foo:0 has nothing allocated by them.
-    before = torch.foo.memory_allocated(0)
-    with torch.no_grad():
-        compiled(x)
-    assert torch.foo.memory_allocated(0) == before
+
+    # With foo:0 current, the kernels go to foo:1's current stream, in order:
+    # behind a sleep and a fill queued there.
+    chain = torch.compile(_chain)
+    y = torch.zeros(512, device="foo:1")
+    chain(y)
     torch.foo.synchronize(1)
+    assert torch.foo.current_device() == 0
+    with torch.foo.device(1):
+        torch.foo._sleep(200)
+    y.fill_(1.0)
+    out = chain(y)
+    assert out.device == torch.device("foo", 1)
+    assert not torch.foo.current_stream(1).query()
+    torch.foo.synchronize(1)
+    _close(out, _chain(torch.ones(512)))
+
+
+def test_backend_failure_is_an_inductor_error_naming_the_node(monkeypatch):
+    from torch._inductor.exc import InductorError
+
+    import torch_foo.compile.inductor as foo_inductor
+
+    def fail(arg_types, kernel_name):
+        raise RuntimeError("no launcher for this kernel")
+
+    monkeypatch.setattr(foo_inductor, "packed_entry_point", fail)
+
+    def f(x):
+        return torch.tanh(x) + 1
+
+    with pytest.raises(InductorError, match=r"cannot define the kernel for node\(s\) op0 \(from FX node\(s\) .*tanh.*no launcher"):
+        torch.compile(f)(torch.randn(8, device="foo"))

@@ -74,14 +74,20 @@ class FooCppScheduling(CppScheduling):
     """Inductor's C++ scheduling, with kernels defined for foo's launcher."""
 
     def define_kernel(self, src_code: str, nodes: Any, kernel_args: Any = None) -> str:
+        try:
+            return self._define_foo_kernel(src_code, nodes, kernel_args)
+        except Exception as e:
+            # Inductor reports this as an InductorError; name what failed.
+            raise RuntimeError(f"torch.compile on foo: cannot define the kernel for {_describe(nodes)}: {e}") from e
+
+    def _define_foo_kernel(self, src_code: str, nodes: Any, kernel_args: Any) -> str:
         wrapper = V.graph.wrapper_code
         if src_code in wrapper.src_to_kernel:
             return wrapper.src_to_kernel[src_code]
         if V.graph.cpp_wrapper:
-            raise RuntimeError("torch.compile on foo: cpp_wrapper is not supported; use the Python wrapper")
+            raise RuntimeError("cpp_wrapper is not supported on foo; use the Python wrapper")
         fused_name = get_fused_kernel_name(nodes, config.cpp.descriptive_names) if config.cpp.descriptive_names else ""
         kernel_name = "_".join(["cpp", fused_name, wrapper.next_kernel_suffix()])
-        wrapper.src_to_kernel[src_code] = kernel_name
         args = self.kernel_group.args if kernel_args is None else kernel_args
         _, _, arg_types = args.cpp_argdefs()
         source = (
@@ -90,9 +96,23 @@ class FooCppScheduling(CppScheduling):
             .replace("#pragma CMT", "//")
         )
         source += packed_entry_point(arg_types, kernel_name)
+        wrapper.src_to_kernel[src_code] = kernel_name
         wrapper._foo_runtime_import()
         wrapper.define_kernel(kernel_name, f"foo_compile_kernel(async_compile, r'''\n{source}''')", gpu=False)
         return kernel_name
+
+
+def _describe(nodes: Any) -> str:
+    """Scheduler node names and the FX nodes they come from, for error messages."""
+    names, origins = [], []
+    for node in nodes or ():
+        if not hasattr(node, "get_name"):
+            continue
+        names.append(node.get_name())
+        for origin in getattr(node.node, "origins", None) or ():
+            if origin.name not in origins:
+                origins.append(origin.name)
+    return f"node(s) {', '.join(names) or '?'} (from FX node(s) {', '.join(origins) or '?'})"
 
 
 class _FooWrapperMixin:
@@ -200,6 +220,37 @@ def _schedule_foo_nodes_as_cpu() -> None:
     BaseSchedulerNode.is_cpu = is_cpu  # type: ignore[method-assign]
 
 
+def _cpp_backend_for_foo() -> None:
+    """Makes ``get_current_backend`` answer inductor's CPU backend (``cpp``) for foo.
+
+    torch 2.13 answers ``config.cuda_backend`` (``triton``) for any device
+    it does not know, and kernel code generation uses the answer (dtype
+    propagation of C++ kernels, for one: dropout's random kernels fail
+    without it). The function is imported by name, so each importing module
+    gets the wrapper.
+    """
+    import torch._inductor.kernel.mm_common as mm_common
+    import torch._inductor.scheduler as scheduler
+    import torch._inductor.utils as utils
+    from torch._inductor.codegen import common
+
+    original = utils.get_current_backend
+    if getattr(original, "_foo_aware", False):
+        return
+
+    def get_current_backend(device_type: str | None = None) -> str:
+        if device_type is None:
+            device_type = V.graph.get_current_device_or_throw().type
+        if device_type == "foo":
+            return config.cpu_backend
+        return original(device_type)
+
+    get_current_backend._foo_aware = True  # type: ignore[attr-defined]
+    for module in (utils, common, scheduler, mm_common):
+        if getattr(module, "get_current_backend", None) is original:
+            module.get_current_backend = get_current_backend
+
+
 _lock = threading.Lock()
 _registered = False
 
@@ -213,6 +264,7 @@ def register() -> None:
         register_backend_for_device("foo", FooCppScheduling, FooWrapperCodegen, FooCppWrapperCodegen)
         register_device_op_overrides("foo", FooDeviceOpOverrides())
         _schedule_foo_nodes_as_cpu()
+        _cpp_backend_for_foo()
         _registered = True
 
 
