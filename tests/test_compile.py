@@ -216,6 +216,19 @@ def test_fullgraph_max_autotune_autocast_and_reduce_overhead():
     _close(sc, se, atol=0.5, rtol=1e-2)
 
 
+def test_dropout_compiles_with_foo_random_numbers():
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5, training=True)
+
+    x = torch.ones(64, 32, device="foo", requires_grad=True)
+    y = torch.compile(f)(x)
+    y.sum().backward()
+    dropped = y == 0
+    assert 0.4 < dropped.float().mean().item() < 0.6
+    _close(y[~dropped], torch.full_like(y[~dropped], 2.0))
+    assert torch.equal(x.grad == 0, dropped)
+
+
 def test_graph_break_in_the_middle(parallel_compile):
     def f(x):
         y = torch.sin(x) + 1

@@ -171,6 +171,8 @@ class FooWrapperCodegen(_FooWrapperMixin, PythonWrapperCodegen):
 class FooCppWrapperCodegen:
     """Placeholder for ``cpp_wrapper=True``, which foo does not support yet."""
 
+    supports_caching = False
+
     @staticmethod
     def create(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("torch.compile on foo: cpp_wrapper is not supported; use the Python wrapper")
