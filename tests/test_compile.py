@@ -298,7 +298,30 @@ def test_compiled_function_using_streams_and_events():
         return z + 1
 
     x = torch.randn(256, device="foo")
-    _close(torch.compile(f)(x), f(x))
+    _close(torch.compile(f)(x), f(x))  # torch.foo's stream calls are graph breaks
+
+
+def test_fullgraph_with_a_user_stream_and_events():
+    side = torch.foo.Stream()
+
+    def f(x):
+        y = x * 2
+        e = torch.accelerator.current_stream().record_event()
+        with side:
+            side.wait_event(e)
+            z = y.sin()
+        torch.accelerator.current_stream().wait_stream(side)
+        return z + 1
+
+    x = torch.randn(256, device="foo")
+    compiled = torch.compile(f, fullgraph=True)
+    _close(compiled(x), f(x))
+    torch.foo._sleep(200)  # the main stream is busy; the graph queues behind it
+    x.fill_(1.0)
+    out = compiled(x)
+    assert not torch.foo.current_stream().query()
+    _close(out, f(torch.ones(256)))
+    assert _frames() == 1
 
 
 def test_second_device():

@@ -253,6 +253,28 @@ def _cpp_backend_for_foo() -> None:
             module.get_current_backend = get_current_backend
 
 
+def _device_guard_for_foo() -> None:
+    """Makes the scheduler enter a device guard (and its stream contexts) for foo.
+
+    Inductor enters ``with <device_guard>:`` around a device's code, and
+    defines there the streams that user stream annotations refer to
+    (``default_stream``, ``stream1``, ...), only where ``device_need_guard``
+    says so: GPUs. foo needs both, so the scheduler's ``device_need_guard``
+    also answers True for foo.
+    """
+    import torch._inductor.scheduler as scheduler
+
+    original = scheduler.device_need_guard
+    if getattr(original, "_foo_aware", False):
+        return
+
+    def device_need_guard(device: str) -> bool:
+        return device == "foo" or original(device)
+
+    device_need_guard._foo_aware = True  # type: ignore[attr-defined]
+    scheduler.device_need_guard = device_need_guard
+
+
 _lock = threading.Lock()
 _registered = False
 
@@ -267,6 +289,7 @@ def register() -> None:
         register_device_op_overrides("foo", FooDeviceOpOverrides())
         _schedule_foo_nodes_as_cpu()
         _cpp_backend_for_foo()
+        _device_guard_for_foo()
         _registered = True
 
 
