@@ -117,6 +117,27 @@ def test_device_interface():
     assert iface.memory_allocated(0) == torch.foo.memory_allocated(0)
 
 
+def test_registration_is_lazy_and_order_independent():
+    from conftest import run_python
+
+    out = run_python("""
+        import sys
+        import torch
+        print(sorted(m for m in ("torch._dynamo", "torch._inductor") if m in sys.modules))
+        from torch._dynamo.device_interface import get_interface_for_device
+        print(get_interface_for_device("foo").__name__)
+    """)
+    assert out.split("\n")[:2] == ["[]", "FooInterface"]
+    # Dynamo imported before torch_foo: registered at once.
+    out = run_python("""
+        import torch
+        import torch._dynamo.device_interface as di
+        import torch_foo
+        print(di.get_interface_for_device("foo:1").__name__)
+    """, env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    assert out.strip() == "FooInterface"
+
+
 # --- correctness -------------------------------------------------------------------------------
 
 
@@ -282,7 +303,9 @@ def test_compiled_on_side_stream_with_wait_stream():
     _close(result, _chain(torch.full((4096,), 2.0)))
     main.wait_stream(side)
     out.record_stream(main)
-    assert _frames() == frames, "a stream change recompiled"
+    with torch.foo.device(1):  # another current device, same tensors
+        _close(compiled(x), _chain(torch.full((4096,), 2.0)))
+    assert _frames() == frames, "a stream or current-device change recompiled"
 
 
 def test_compiled_function_using_streams_and_events():
