@@ -389,3 +389,17 @@ def test_backend_failure_is_an_inductor_error_naming_the_node(monkeypatch):
 
     with pytest.raises(InductorError, match=r"cannot define the kernel for node\(s\) op0 \(from FX node\(s\) .*tanh.*no launcher"):
         torch.compile(f)(torch.randn(8, device="foo"))
+
+
+def test_kernel_failing_while_it_runs_is_reported_at_synchronize_naming_it():
+    def f(a, b):
+        return a // b + 1
+
+    side = torch.foo.Stream()
+    a = torch.arange(8, device="foo")
+    b = torch.tensor([1, 2, 0, 1, 1, 1, 1, 1], device="foo")
+    side.wait_stream(torch.foo.current_stream())
+    with torch.foo.stream(side):
+        torch.compile(f)(a, b)  # queued: nothing raised yet
+        with pytest.raises(RuntimeError, match=r"torch.compile kernel cpp_fused_\w*floor_divide\w*: .*ZeroDivisionError"):
+            side.synchronize()

@@ -2,6 +2,9 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "aten/Launch.h"
@@ -30,9 +33,30 @@ void CompiledKernelArgs::add_tensor(const at::Tensor& t) {
   host_copies_.push_back(std::move(copy));
 }
 
+namespace {
+
+std::mutex names_mutex;
+// Never erased: launch_op keeps the name's address until the kernel has run.
+std::unordered_map<PackedKernelFn, std::unique_ptr<const std::string>> kernel_names;
+
+const char* kernel_name(PackedKernelFn fn) {
+  std::lock_guard<std::mutex> lock(names_mutex);
+  auto it = kernel_names.find(fn);
+  return it == kernel_names.end() ? "torch.compile kernel" : it->second->c_str();
+}
+
+}  // namespace
+
+void name_compiled_kernel(PackedKernelFn fn, const std::string& name) {
+  std::lock_guard<std::mutex> lock(names_mutex);
+  if (kernel_names.find(fn) == kernel_names.end()) {
+    kernel_names.emplace(fn, std::make_unique<const std::string>("torch.compile kernel " + name));
+  }
+}
+
 void launch_compiled_kernel(c10::DeviceIndex device, PackedKernelFn fn, CompiledKernelArgs args) {
   TORCH_CHECK(fn != nullptr, "torch.compile kernel launch: null kernel address");
-  launch_op(device, "torch.compile kernel", [fn, args = std::move(args)] { fn(args.args().data()); });
+  launch_op(device, kernel_name(fn), [fn, args = std::move(args)] { fn(args.args().data()); });
 }
 
 }  // namespace foo::aten

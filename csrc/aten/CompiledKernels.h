@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -40,6 +41,10 @@ class CompiledKernelArgs {
   std::vector<CompiledKernelArg> args_;
   std::vector<std::unique_ptr<char[]>> host_copies_;
 };
+
+// Names `fn` (a kernel's entry point) for the errors its launches report.
+// Compiled kernels stay loaded for the life of the process, and so do names.
+void name_compiled_kernel(PackedKernelFn fn, const std::string& name);
 
 // Queues `fn(args)` on the current stream of `device`, after the work
 // already queued there, with the launching thread's intra-op thread count.

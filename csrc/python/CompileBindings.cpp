@@ -38,6 +38,9 @@ void bind_compile(py::module& m) {
     aten::launch_compiled_kernel(static_cast<c10::DeviceIndex>(device),
                                  reinterpret_cast<aten::PackedKernelFn>(fn), std::move(packed));
   });
+  m.def("_name_compiled_kernel", [](uintptr_t fn, const std::string& name) {
+    aten::name_compiled_kernel(reinterpret_cast<aten::PackedKernelFn>(fn), name);
+  });
 }
 
 }  // namespace foo::python

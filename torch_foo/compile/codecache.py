@@ -6,6 +6,8 @@ from typing import Any
 from torch._inductor.async_compile import get_compile_threads
 from torch._inductor.codecache import CppCodeCache, LambdaFuture, _get_cpp_prefix_header, clear_on_fresh_cache
 
+from torch_foo.compile.runtime import name_kernel
+
 
 @clear_on_fresh_cache
 class FooKernelCodeCache(CppCodeCache):
@@ -22,13 +24,14 @@ class FooKernelCodeCache(CppCodeCache):
         return _get_cpp_prefix_header(device)
 
 
-def compile_kernel(async_compile: Any, source: str) -> Any:
+def compile_kernel(async_compile: Any, name: str, source: str) -> Any:
     """The packed entry point of ``source`` (a ctypes function), or a future of it.
 
     Compiles in inductor's worker pool when it has one; the generated module's
-    ``async_compile.wait(globals())`` resolves the future.
+    ``async_compile.wait(globals())`` resolves the future. ``name`` is the
+    kernel's name in errors it reports while running.
     """
     if get_compile_threads() <= 1:
-        return FooKernelCodeCache.load(source).kernel
+        return name_kernel(FooKernelCodeCache.load(source).kernel, name)
     get_library = FooKernelCodeCache.load_async(source, submit_fn=async_compile.submit)
-    return LambdaFuture(lambda: get_library().kernel)
+    return LambdaFuture(lambda: name_kernel(get_library().kernel, name))

@@ -98,7 +98,7 @@ class FooCppScheduling(CppScheduling):
         source += packed_entry_point(arg_types, kernel_name)
         wrapper.src_to_kernel[src_code] = kernel_name
         wrapper._foo_runtime_import()
-        wrapper.define_kernel(kernel_name, f"foo_compile_kernel(async_compile, r'''\n{source}''')", gpu=False)
+        wrapper.define_kernel(kernel_name, f"foo_compile_kernel(async_compile, {kernel_name!r}, r'''\n{source}''')", gpu=False)
         return kernel_name
 
 

@@ -27,6 +27,12 @@ def _address(kernel: Any) -> int:
     return entry[1]
 
 
+def name_kernel(kernel: Any, name: str) -> Any:
+    """Names a compiled kernel for the errors its launches report; returns it."""
+    _C._name_compiled_kernel(_address(kernel), name)
+    return kernel
+
+
 def launch(kernel: Any, device_index: int, args: tuple) -> None:
     """Queues ``kernel(*args)`` on the current stream of foo device ``device_index``.
 
