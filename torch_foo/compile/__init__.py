@@ -6,6 +6,8 @@
   C++ CPU code generation (foo memory is host memory); foo's own part is
   the wrapper, which allocates buffers on foo and queues every kernel on
   the current foo stream, in order with the other foo operators.
+- ``codecache``: compiles the kernels (inductor's C++ code cache) and
+  returns their packed entry points.
 - ``runtime``: the functions the generated wrapper code calls.
 
 ``torch_foo._backend.register`` arranges both registrations without
