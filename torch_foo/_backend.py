@@ -34,4 +34,9 @@ def register() -> None:
         # Tensor.foo(), Tensor.is_foo, Module.foo(), and the storage methods.
         if not hasattr(torch.Tensor, "is_foo"):
             torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
+        # torch.compile: dynamo's device interface and inductor's backend,
+        # registered when dynamo and inductor are first imported.
+        from torch_foo.compile import _registration
+
+        _registration.install()
         _registered = True

@@ -7,6 +7,7 @@ namespace foo::python {
 void bind_devices(pybind11::module& m);
 void bind_streams(pybind11::module& m);
 void bind_tensors(pybind11::module& m);
+void bind_compile(pybind11::module& m);
 void install_launch_site_provider();
 
 }  // namespace foo::python

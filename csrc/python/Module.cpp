@@ -9,5 +9,6 @@ PYBIND11_MODULE(_C, m) {
   foo::python::bind_devices(m);
   foo::python::bind_streams(m);
   foo::python::bind_tensors(m);
+  foo::python::bind_compile(m);
   foo::python::install_launch_site_provider();
 }

@@ -101,3 +101,13 @@ __all__ = [
     "stream",
     "synchronize",
 ]
+
+
+def __getattr__(name: str):  # noqa: ANN202
+    # Inductor reads its codegen classes from torch.foo at its first
+    # compilation; importing inductor only then keeps `import torch` fast.
+    from torch_foo.compile import _registration
+
+    if name in _registration.INDUCTOR_ATTRIBUTES:
+        return _registration.inductor_attribute(name)
+    raise AttributeError(f"module 'torch.foo' has no attribute '{name}'")
