@@ -102,6 +102,18 @@ def test_cpu_index_tensors_are_read_at_launch(foo):
     assert x.cpu().tolist() == expected.tolist()
 
 
+def test_foo_index_tensors_are_read_when_the_kernel_runs(foo):
+    # The other half of the rule: foo operands are read in stream order, so
+    # an index still being computed on the busy stream is used once ready.
+    x = torch.zeros(6, device="foo")
+    base = torch.tensor([0, 2, 2], device="foo")
+    values = torch.tensor([1.0, 2.0, 3.0], device="foo")
+    _busy(foo)
+    idx = base + 1                                  # queued behind the sleep
+    x.index_put_((idx,), values, accumulate=True)
+    assert x.cpu().tolist() == [0.0, 1.0, 0.0, 5.0, 0.0, 0.0]
+
+
 def test_cpu_tensor_where_cuda_rejects_it_raises_cudas_error(foo):
     x = torch.rand(5, device="foo")
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):

@@ -47,13 +47,19 @@ def test_internal_overlap_of_the_output_raises(foo):
         x.add_(1)
 
 
-def test_fallback_operator_sees_the_aliasing(foo):
-    # index_fill_ has no native foo kernel: its meta pass must see that the
-    # written tensor overlaps itself.
-    cpu_error, foo_error = _both(lambda x: x.index_fill_(0, torch.tensor([0], device=x.device), 1.0),
-                                 lambda d: torch.zeros(1, device=d).expand(4))
-    assert cpu_error is not None and foo_error is not None
-    assert "unsupported operation" in str(foo_error)
+@pytest.mark.parametrize("case", ["masked_fill_", "put_"])
+def test_fallback_operator_sees_the_aliasing(foo, case):
+    # Operators without a native foo kernel: the fallback's checks must see
+    # that the written tensor overlaps an input, and raise at the call.
+    fn = {
+        "masked_fill_": lambda b: b[1:].masked_fill_(b[:-1], True),
+        "put_": lambda b: b[1:].put_(torch.arange(7, device=b.device), b[:-1]),
+    }[case]
+    dtype = torch.bool if case == "masked_fill_" else torch.float32
+    cpu_error, foo_error = _both(fn, lambda d: torch.zeros(8, device=d, dtype=dtype))
+    assert cpu_error is not None and foo_error is not None, (cpu_error, foo_error)
+    assert PARTIAL in str(foo_error)
+    foo.synchronize()                 # and nothing failed later on the stream
 
 
 def test_disjoint_views_of_one_tensor_still_work(foo):

@@ -3,6 +3,7 @@
 // the foo device involved (the destination's, between two foo devices).
 // As on CUDA, a copy to or from pageable CPU memory returns once the data
 // has arrived; with pinned memory and non_blocking=True it returns at once.
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/_local_scalar_dense.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
@@ -108,6 +109,10 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   bool dst_foo = dst.device().type() == c10::DeviceType::PrivateUse1;
   TORCH_CHECK((src_foo || src.is_cpu()) && (dst_foo || dst.is_cpu()), "foo cannot copy from ", src.device(), " to ",
               dst.device());
+  // The checks TensorIterator makes for CPU and CUDA copies (ATen hands
+  // PrivateUse1 copies to us before building one).
+  if (dst_foo) at::assert_no_internal_overlap(dst);
+  if (src_foo && dst_foo) at::assert_no_partial_overlap(dst, src);
   if (src_foo && dst_foo) {
     c10::DeviceGuard guard(dst.device());
     if (src.device() == dst.device()) {

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
@@ -96,49 +97,34 @@ void for_each_tensor(const c10::IValue& v, F&& fn) {
   }
 }
 
-// A copy of `v` with every defined foo tensor mapped by `fn` and every foo
-// device replaced by `device`.
-template <class F>
-c10::IValue map_foo(const c10::IValue& v, const F& fn, c10::Device device) {
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    return t.defined() && t.device().type() == kFoo ? c10::IValue(fn(t)) : v;
-  }
+// A copy of `v` with every defined foo tensor mapped by `on_foo`, every
+// defined CPU tensor by `on_cpu`, and every foo device replaced by `device`.
+// One pass decides by each tensor's own device: once mapped, a CPU alias of
+// foo memory looks like any CPU tensor.
+template <class F, class G>
+c10::IValue map_tensors(const c10::IValue& v, const F& on_foo, const G& on_cpu, c10::Device device) {
+  auto map = [&](const at::Tensor& t) -> at::Tensor {
+    if (!t.defined()) return t;
+    if (t.device().type() == kFoo) return on_foo(t);
+    return t.is_cpu() ? on_cpu(t) : t;
+  };
+  if (v.isTensor()) return map(v.toTensor());
   if (v.isTensorList()) {
     c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(t.device().type() == kFoo ? fn(t) : t);
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(map(t));
     return out;
   }
   if (v.isList()) {
     auto list = v.toList();
     c10::impl::GenericList out(list.elementType());
-    for (const c10::IValue& e : list) out.push_back(map_foo(e, fn, device));
+    for (const c10::IValue& e : list) out.push_back(map_tensors(e, on_foo, on_cpu, device));
     return out;
   }
   if (v.isDevice() && v.toDevice().type() == kFoo) return device;
   return v;
 }
 
-// A copy of a list `v` with every defined CPU tensor mapped by `fn`.
-template <class F>
-c10::IValue map_cpu(const c10::IValue& v, const F& fn) {
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    return t.defined() && t.is_cpu() ? c10::IValue(fn(t)) : v;
-  }
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(t.defined() && t.is_cpu() ? fn(t) : t);
-    return out;
-  }
-  if (v.isList()) {
-    auto list = v.toList();
-    c10::impl::GenericList out(list.elementType());
-    for (const c10::IValue& e : list) out.push_back(map_cpu(e, fn));
-    return out;
-  }
-  return v;
-}
+at::Tensor unchanged(const at::Tensor& t) { return t; }
 
 // Operators that, like CUDA's, take CPU index tensors alongside device tensors.
 bool accepts_cpu_tensors(const c10::OperatorHandle& op) {
@@ -251,13 +237,8 @@ Stack cpu_arguments(const c10::FunctionSchema& schema, const Stack& args, c10::D
       out.push_back(kernel_generator(args[i], device));
       continue;
     }
-    c10::IValue v = map_foo(args[i], to_cpu_alias, c10::Device(c10::kCPU));
-    if (queued && args[i].isTensor() && args[i].toTensor().defined() && args[i].toTensor().is_cpu()) {
-      v = capture_host_tensor(args[i].toTensor());
-    } else if (queued && (args[i].isTensorList() || args[i].isList())) {
-      v = map_cpu(v, capture_host_tensor);
-    }
-    out.push_back(std::move(v));
+    out.push_back(queued ? map_tensors(args[i], to_cpu_alias, capture_host_tensor, c10::Device(c10::kCPU))
+                         : map_tensors(args[i], to_cpu_alias, unchanged, c10::Device(c10::kCPU)));
   }
   return out;
 }
@@ -357,7 +338,7 @@ class MetaAliases {
     if (it == storages_.end()) {
       storages_.emplace_back(base, c10::Storage(c10::Storage::use_byte_size_t(), t.storage().nbytes(),
                                                 c10::DataPtr(nullptr, c10::Device(c10::kMeta)),
-                                                /*allocator=*/nullptr, /*resizable=*/true));
+                                                c10::GetAllocator(c10::kMeta), /*resizable=*/true));
       it = storages_.end() - 1;
     }
     auto meta = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(it->second),
@@ -376,7 +357,7 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   MetaAliases to_meta;
   Stack meta;
   meta.reserve(args.size());
-  for (const auto& v : args) meta.push_back(map_foo(v, std::ref(to_meta), c10::Device(c10::kMeta)));
+  for (const auto& v : args) meta.push_back(map_tensors(v, std::ref(to_meta), unchanged, c10::Device(c10::kMeta)));
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
   } catch (const std::exception& e) {
@@ -460,6 +441,25 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   for (auto& r : results) stack->push_back(std::move(r));
 }
 
+// CPU kernels refuse to write a tensor that partly overlaps one they read,
+// but as they run, which for foo is later, on the stream. Checked here on
+// the host, the error is raised by the call, as on CPU and CUDA.
+void check_written_arguments_do_not_partly_overlap(const c10::FunctionSchema& schema, const Stack& args) {
+  for (size_t w = 0; w < args.size(); ++w) {
+    const auto* info = schema.arguments()[w].alias_info();
+    if (!info || !info->isWrite()) continue;
+    for_each_tensor(args[w], [&](const at::Tensor& written) {
+      if (!written.defined() || !written.device().is_privateuseone()) return;
+      for (size_t r = 0; r < args.size(); ++r) {
+        if (r == w) continue;
+        for_each_tensor(args[r], [&](const at::Tensor& read) {
+          if (read.defined() && read.device() == written.device()) at::assert_no_partial_overlap(written, read);
+        });
+      }
+    });
+  }
+}
+
 // Operators whose meta outputs do not match what their CPU kernels
 // produce: they run on the host, synchronously.
 bool inexact_meta(const c10::OperatorHandle& op) {
@@ -476,6 +476,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   c10::Device device = call_device(op, name, args);
   c10::DeviceGuard guard(device);
   if (returns_views(schema)) return run_views(op, stack, num_args);
+  check_written_arguments_do_not_partly_overlap(schema, args);
   if (!inexact_meta(op)) {
     if (auto meta = meta_results(op, args)) return run_queued(op, stack, num_args, device, *meta);
   }

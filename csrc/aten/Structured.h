@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/TensorIterator.h>
 #include <ATen/TensorMeta.h>
@@ -58,6 +59,21 @@ void check_argument(c10::Device device, const T& v, const char* op_name) {
         check_device<Check>(device, *t, op_name);
       }
     }
+  }
+}
+
+// TensorIterator's meta functions check that the output does not partly
+// overlap an input; the other operators' CPU kernels check it as they run.
+// Done here, on the host, it raises at the call as on CUDA.
+template <class T>
+void check_no_partial_overlap(const at::Tensor& out, const T& v) {
+  using D = std::decay_t<T>;
+  if constexpr (std::is_same_v<D, at::Tensor>) {
+    if (v.defined()) at::assert_no_partial_overlap(out, v);
+  } else if constexpr (std::is_same_v<D, std::optional<at::Tensor>>) {
+    if (v.has_value() && v->defined()) at::assert_no_partial_overlap(out, *v);
+  } else if constexpr (std::is_same_v<D, at::ITensorListRef>) {
+    for (const at::Tensor& t : v) at::assert_no_partial_overlap(out, t);
   }
 }
 
@@ -173,6 +189,10 @@ struct Structured<Name, Check, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const 
     check_device<Check>(device, self, Name.value);
     (check_argument<Check>(device, rest, Name.value), ...);
     if (out.numel() == 0) return;
+    if constexpr (!std::is_base_of_v<at::TensorIteratorBase, Meta>) {
+      check_no_partial_overlap(out, self);
+      (check_no_partial_overlap(out, rest), ...);
+    }
     c10::DeviceGuard guard(device);
     bool in_place = out.is_same(self);
     launch_op(device.index(), Name.value,

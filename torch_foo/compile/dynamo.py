@@ -72,10 +72,8 @@ class FooInterface(DeviceInterface):
         _lazy_init()
         return _C._exchange_device(device)
 
-    @staticmethod
-    def maybe_exchange_device(device: int) -> int:
-        _lazy_init()
-        return _C._maybe_exchange_device(device)
+    # foo is initialized by then, so there is nothing for "maybe" to skip.
+    maybe_exchange_device = exchange_device
 
     @staticmethod
     def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
