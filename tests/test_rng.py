@@ -90,3 +90,36 @@ def test_random_operators_run_on_foo(foo):
     assert abs(kept - 0.75) < 0.01 and dropped.max().item() == pytest.approx(1 / 0.75)
     assert torch.equal(torch.nn.functional.dropout(torch.ones(4, device="foo"), 0.5, training=False).cpu(),
                        torch.ones(4))
+
+
+# Random123's published known-answer vectors for Philox4x32-10:
+# (counter, key) -> output.
+PHILOX_KATS = [
+    ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+    ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
+    ([0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344], [0xA4093822, 0x299F31D0],
+     [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+]
+
+
+@pytest.mark.parametrize("counter, key, expected", PHILOX_KATS)
+def test_philox_matches_the_published_known_answers(counter, key, expected):
+    from torch_foo import _C
+
+    assert list(_C._philox4x32_10(counter, key)) == expected
+
+
+def test_each_random_kernel_is_seeded_by_philox_of_seed_and_offset(foo):
+    # The n-th random kernel after manual_seed(s) draws from a CPU generator
+    # seeded with the low 64 bits of Philox4x32-10(counter=n, key=s).
+    from torch_foo import _C
+
+    def kernel_seed(seed, n):
+        out = _C._philox4x32_10([n, 0, 0, 0], [seed & 0xFFFFFFFF, seed >> 32])
+        return (out[1] << 32) | out[0]
+
+    seed = 2**40 + 7
+    torch.foo.manual_seed(seed)
+    first, second = torch.rand(5, device="foo"), torch.randn(3, device="foo")
+    assert first.cpu().equal(torch.rand(5, generator=torch.Generator().manual_seed(kernel_seed(seed, 0))))
+    assert second.cpu().equal(torch.randn(3, generator=torch.Generator().manual_seed(kernel_seed(seed, 1))))

@@ -20,7 +20,7 @@ void run_boxed_kernel(void* data) {
 
 // `fn` runs once on an executor of the stream's device after the work
 // queued before it; an exception it throws becomes the stream's
-// asynchronous error, reported at the next query or synchronization.
+// asynchronous error, reported by the first synchronization that covers it.
 template <class F>
 void launch_kernel(const FooStream& stream, F&& fn) {
   using Fn = std::decay_t<F>;
