@@ -1,40 +1,21 @@
 """torch.compile (inductor) on foo: compiled training steps against the same
 compiled model on CPU, and fusion against eager foo."""
 
-import copy
-
 import torch
 
 from common import ratio, row, synced
-from bench_training import _Classifier
-
-
-def _step(model, opt, x, y):
-    def run() -> None:
-        opt.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-        opt.step()
-    return run
-
-
-def _compare(name: str, model: torch.nn.Module, make_opt, x: torch.Tensor, y: torch.Tensor) -> dict:
-    foo_model = copy.deepcopy(model).foo()
-    cpu_step = _step(torch.compile(model), make_opt(model.parameters()), x, y)
-    foo_step = _step(torch.compile(foo_model), make_opt(foo_model.parameters()), x.foo(), y.foo())
-    return row(name, *ratio(synced(foo_step), cpu_step, repeat=5), "<= 1.1x")
+from bench_training import Classifier, compare, mlp
 
 
 def mlp_step() -> dict:
-    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
-                                torch.nn.ReLU(), torch.nn.Linear(1024, 10))
-    return _compare("compiled MLP training step (SGD, batch 64)", model, lambda p: torch.optim.SGD(p, lr=0.01),
-                    torch.randn(64, 512), torch.randint(0, 10, (64,)))
+    return compare("compiled MLP training step (SGD, batch 64)", mlp(), lambda p: torch.optim.SGD(p, lr=0.01),
+                   torch.randn(64, 512), torch.randint(0, 10, (64,)), "<= 1.1x", wrap=torch.compile)
 
 
 def transformer_step() -> dict:
-    return _compare("compiled transformer encoder training step (AdamW foreach, batch 8x64)", _Classifier(),
-                    lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=True),
-                    torch.randn(8, 64, 128), torch.randint(0, 10, (8,)))
+    return compare("compiled transformer encoder training step (AdamW foreach, batch 8x64)", Classifier(),
+                   lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=True),
+                   torch.randn(8, 64, 128), torch.randint(0, 10, (8,)), "<= 1.1x", wrap=torch.compile)
 
 
 def _chain(x: torch.Tensor) -> torch.Tensor:

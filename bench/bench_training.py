@@ -15,21 +15,26 @@ def _step(model, opt, x, y):
     return run
 
 
-def _compare(name: str, model: torch.nn.Module, make_opt, x: torch.Tensor, y: torch.Tensor) -> dict:
+def compare(name: str, model: torch.nn.Module, make_opt, x: torch.Tensor, y: torch.Tensor, target: str,
+            wrap=lambda m: m) -> dict:
+    """A training step of `wrap(model)` on foo against the same on CPU."""
     foo_model = copy.deepcopy(model).foo()
-    cpu_step = _step(model, make_opt(model.parameters()), x, y)
-    foo_step = _step(foo_model, make_opt(foo_model.parameters()), x.foo(), y.foo())
-    return row(name, *ratio(synced(foo_step), cpu_step, repeat=5), "<= 1.2x")
+    cpu_step = _step(wrap(model), make_opt(model.parameters()), x, y)
+    foo_step = _step(wrap(foo_model), make_opt(foo_model.parameters()), x.foo(), y.foo())
+    return row(name, *ratio(synced(foo_step), cpu_step, repeat=5), target)
+
+
+def mlp() -> torch.nn.Module:
+    return torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
+                               torch.nn.ReLU(), torch.nn.Linear(1024, 10))
 
 
 def mlp_step() -> dict:
-    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
-                                torch.nn.ReLU(), torch.nn.Linear(1024, 10))
-    return _compare("MLP training step (SGD, batch 64)", model, lambda p: torch.optim.SGD(p, lr=0.01),
-                    torch.randn(64, 512), torch.randint(0, 10, (64,)))
+    return compare("MLP training step (SGD, batch 64)", mlp(), lambda p: torch.optim.SGD(p, lr=0.01),
+                   torch.randn(64, 512), torch.randint(0, 10, (64,)), "<= 1.2x")
 
 
-class _Classifier(torch.nn.Module):
+class Classifier(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
         layer = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, batch_first=True)
@@ -41,9 +46,9 @@ class _Classifier(torch.nn.Module):
 
 
 def transformer_step() -> dict:
-    return _compare("transformer encoder training step (AdamW foreach, batch 8x64)", _Classifier(),
-                    lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=True),
-                    torch.randn(8, 64, 128), torch.randint(0, 10, (8,)))
+    return compare("transformer encoder training step (AdamW foreach, batch 8x64)", Classifier(),
+                   lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=True),
+                   torch.randn(8, 64, 128), torch.randint(0, 10, (8,)), "<= 1.2x")
 
 
 def run() -> list[dict]:
