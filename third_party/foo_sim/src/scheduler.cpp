@@ -51,11 +51,15 @@ void Scheduler::start() {
     live_streams_.insert(s);
   }
   for (auto& d : devices_) {
+    d->asleep.assign(config_.executors_per_device, false);
+    for (int i = 0; i < config_.executors_per_device; ++i) {
+      d->executor_cv.push_back(std::make_unique<std::condition_variable>());
+    }
     for (int i = 0; i < config_.executors_per_device; ++i) {
       Device* dev = d.get();
       // Executors live as long as the process, like a device's hardware
       // queues; they are never joined, so exit never waits on a kernel.
-      std::thread(&Scheduler::executor_main, this, dev).detach();
+      std::thread(&Scheduler::executor_main, this, dev, i).detach();
     }
   }
 }
@@ -383,7 +387,23 @@ void Scheduler::list_runnable(Stream* s) {
   // Wake a sleeper only if the executors already awake cannot take all the
   // work: a woken executor with nothing to do would spin on a busy core.
   int awake = d->spinning.load() + d->returning;
-  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake) d->work_cv.notify_one();
+  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake) wake_executor(d, s->home);
+}
+
+// A stream's kernels stay on one executor when they can: kernels that use
+// OpenMP then find that thread's warm OpenMP team, instead of starting a
+// second team while the first one still spins on the same cores.
+void Scheduler::wake_executor(Device* d, int preferred) {
+  int chosen = preferred;
+  if (chosen < 0 || !d->asleep[chosen]) {
+    auto it = std::find(d->asleep.begin(), d->asleep.end(), true);
+    if (it == d->asleep.end()) return;
+    chosen = static_cast<int>(it - d->asleep.begin());
+  }
+  // Marked awake here, so that the next wake picks another sleeper.
+  d->asleep[chosen] = false;
+  --d->sleeping;
+  d->executor_cv[chosen]->notify_one();
 }
 
 // The highest-priority runnable stream; FIFO by submission among equals.
@@ -416,16 +436,17 @@ void Scheduler::on_idle(Stream* s) {
   }
 }
 
-void Scheduler::executor_main(Device* d) {
+void Scheduler::executor_main(Device* d, int executor) {
   t_on_executor = true;
   Lock lock(mutex_);
   for (;;) {
     Stream* s = pick(d);
     if (s == nullptr) {
-      wait_for_work(d, lock);
+      wait_for_work(d, executor, lock);
       continue;
     }
     s->running = true;
+    s->home = executor;
     Command c = std::move(s->queue.front());
     s->queue.pop_front();
     lock.unlock();
@@ -445,7 +466,7 @@ void Scheduler::executor_main(Device* d) {
   }
 }
 
-void Scheduler::wait_for_work(Device* d, Lock& lock) {
+void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
   lock.unlock();
   d->spinning.fetch_add(1);
   auto until = Clock::now() + kSpin;
@@ -456,8 +477,8 @@ void Scheduler::wait_for_work(Device* d, Lock& lock) {
   d->spinning.fetch_sub(1);
   if (!d->runnable.empty()) return;
   ++d->sleeping;
-  d->work_cv.wait(lock);
-  --d->sleeping;
+  d->asleep[executor] = true;
+  d->executor_cv[executor]->wait(lock, [&] { return !d->asleep[executor]; });
 }
 
 void Scheduler::run_kernel(const Command& c) {

@@ -71,6 +71,7 @@ struct fooStream_st {
   bool running = false;   // an executor is running the kernel popped last
   bool listed = false;    // in device->runnable
   bool destroyed = false; // released by its owner; freed once idle
+  int home = -1;          // the executor that ran its last kernel, woken first
   // The earliest failure that reached the stream, from its own kernels or a
   // passed wait, while it had no unreported one; a later failure does not
   // displace it until it is reported.
@@ -93,12 +94,14 @@ struct Device {
   Stream* default_stream = nullptr;
   std::vector<Stream*> streams;   // live and draining streams
   std::vector<Stream*> runnable;  // head is a kernel and nobody runs it
-  std::condition_variable work_cv;
-  int sleeping = 0;               // executors blocked on work_cv
+  int sleeping = 0;               // executors blocked on their executor_cv
   int returning = 0;              // executors that finished a kernel and will pick next
   std::atomic<int> spinning{0};   // executors polling `runnable_count`
   std::atomic<int> runnable_count{0};
   std::vector<std::thread> executors;
+  std::vector<bool> asleep;       // by executor id, set by wait_for_work
+  // One per executor, so that the one a stream last ran on can be woken.
+  std::vector<std::unique_ptr<std::condition_variable>> executor_cv;
 };
 
 class Scheduler {
@@ -149,8 +152,10 @@ class Scheduler {
   void complete(const MarkerPtr& m, const Stream* recorder);
   void list_runnable(Stream* s);
   Stream* pick(Device* d);
-  void executor_main(Device* d);
-  void wait_for_work(Device* d, Lock& lock);
+  void executor_main(Device* d, int executor);
+  void wait_for_work(Device* d, int executor, Lock& lock);
+  // Wakes `preferred` if it sleeps, else any sleeping executor.
+  static void wake_executor(Device* d, int preferred);
   void run_kernel(const Command& c);
   void on_idle(Stream* s);
   static bool idle(const Stream* s) { return !s->running && s->queue.empty(); }

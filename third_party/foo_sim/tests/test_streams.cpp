@@ -133,3 +133,22 @@ TEST(bad_arguments) {
   auto* bogus = reinterpret_cast<fooStream_t>(0x1234);
   CHECK_ERR(fooStreamSynchronize(bogus), fooErrorInvalidResourceHandle);
 }
+
+// Kernels that use OpenMP keep their executor's warm thread team only if a
+// stream's kernels stay on one executor. When the host is slower than the
+// kernels, the executor a stream ran on has gone to sleep by the next
+// launch, and is the one woken for it.
+TEST(a_stream_wakes_the_executor_it_last_ran_on) {
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  std::vector<std::thread::id> threads;
+  for (int i = 0; i < 20; ++i) {
+    std::thread::id id;
+    CHECK_OK(harness::launch(s, [&id] { id = std::this_thread::get_id(); }));
+    CHECK_OK(fooStreamSynchronize(s));
+    threads.push_back(id);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));  // every executor is asleep by now
+  }
+  for (const auto& id : threads) CHECK(id == threads.front());
+  CHECK_OK(fooStreamDestroy(s));
+}
