@@ -170,3 +170,15 @@ def test_convolutions_match_cpu(foo):
     torch.testing.assert_close(fx.grad.cpu(), x.grad)
     torch.testing.assert_close(fconv.weight.grad.cpu(), conv.weight.grad)
     torch.testing.assert_close(fconv.bias.grad.cpu(), conv.bias.grad)
+
+
+def test_dropout_backward_of_an_integer_gradient_is_refused_at_the_call_as_on_cuda(foo):
+    # CPU would return a float result here; CUDA has no integer kernel and
+    # says so when called. foo follows CUDA, before anything is queued.
+    grad = torch.ones(4, dtype=torch.int64, device="foo")
+    mask = torch.ones(4, dtype=torch.bool, device="foo")
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):
+        torch.ops.aten.native_dropout_backward(grad, mask, 2.0)
+    foo.synchronize()                  # nothing failed later on the stream
+    ok = torch.ops.aten.native_dropout_backward(grad.float(), mask, 2.0)
+    assert ok.cpu().tolist() == [2.0] * 4

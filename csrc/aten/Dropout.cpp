@@ -43,6 +43,10 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tens
   TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be Bool Scalar Type", mask.scalar_type());
   TORCH_CHECK(mask.device() == grad_output.device() && mask.sizes() == grad_output.sizes(),
               "native_dropout_backward: mask must match grad_output's shape and device");
+  // CUDA's kernel exists for floating types only; CPU's would return a
+  // float result for an integer gradient. foo refuses at the call, as CUDA.
+  TORCH_CHECK(at::isFloatingType(grad_output.scalar_type()), "\"masked_scale\" not implemented for '",
+              grad_output.scalar_type(), "'");
   at::Tensor grad_input = at::empty_like(grad_output);
   if (grad_input.numel() == 0) return grad_input;
   launch_op(grad_output.device().index(), "aten::native_dropout_backward",
