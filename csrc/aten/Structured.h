@@ -43,22 +43,31 @@ struct OpName {
 
 // ----------------------------------------------------------- device checks
 
-template <DeviceCheck Check, class T>
-void check_argument(c10::Device device, const T& v, const char* op_name) {
+// Calls fn on each defined tensor in an argument: a tensor, an optional
+// one or a list. Index lists (List<optional<Tensor>>) are left to the
+// caller: CUDA takes CPU index tensors of any shape there.
+template <class T, class F>
+void for_each_tensor_in(const T& v, F&& fn) {
   using D = std::decay_t<T>;
   if constexpr (std::is_same_v<D, at::Tensor>) {
-    check_device<Check>(device, v, op_name);
+    if (v.defined()) fn(v);
   } else if constexpr (std::is_same_v<D, std::optional<at::Tensor>>) {
-    if (v.has_value()) check_device<Check>(device, *v, op_name);
+    if (v.has_value() && v->defined()) fn(*v);
   } else if constexpr (std::is_same_v<D, at::ITensorListRef>) {
-    for (const at::Tensor& t : v) check_device<Check>(device, t, op_name);
-  } else if constexpr (std::is_same_v<D, c10::List<std::optional<at::Tensor>>>) {
-    // Indices: CPU tensors of any shape where CUDA takes them.
+    for (const at::Tensor& t : v) fn(t);
+  }
+}
+
+template <DeviceCheck Check, class T>
+void check_argument(c10::Device device, const T& v, const char* op_name) {
+  if constexpr (std::is_same_v<std::decay_t<T>, c10::List<std::optional<at::Tensor>>>) {
     for (const std::optional<at::Tensor>& t : v) {
       if (t.has_value() && !(Check == DeviceCheck::NoCheck && t->defined() && t->is_cpu())) {
         check_device<Check>(device, *t, op_name);
       }
     }
+  } else {
+    for_each_tensor_in(v, [&](const at::Tensor& t) { check_device<Check>(device, t, op_name); });
   }
 }
 
@@ -67,14 +76,7 @@ void check_argument(c10::Device device, const T& v, const char* op_name) {
 // Done here, on the host, it raises at the call as on CUDA.
 template <class T>
 void check_no_partial_overlap(const at::Tensor& out, const T& v) {
-  using D = std::decay_t<T>;
-  if constexpr (std::is_same_v<D, at::Tensor>) {
-    if (v.defined()) at::assert_no_partial_overlap(out, v);
-  } else if constexpr (std::is_same_v<D, std::optional<at::Tensor>>) {
-    if (v.has_value() && v->defined()) at::assert_no_partial_overlap(out, *v);
-  } else if constexpr (std::is_same_v<D, at::ITensorListRef>) {
-    for (const at::Tensor& t : v) at::assert_no_partial_overlap(out, t);
-  }
+  for_each_tensor_in(v, [&](const at::Tensor& t) { at::assert_no_partial_overlap(out, t); });
 }
 
 // Meta functions take some optionals as references (OptionalTensorRef,

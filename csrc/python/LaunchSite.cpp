@@ -21,15 +21,18 @@ std::string filename_of(PyFrameObject* frame) {
   return out;
 }
 
+std::string package_dir(const char* package) {
+  return py::module::import("os.path").attr("dirname")(py::module::import(package).attr("__file__")).cast<std::string>() +
+         "/";
+}
+
 // The innermost frame outside torch and torch_foo: the user's line, not the
 // library code between it and the operator.
 std::string python_launch_site() {
   if (!Py_IsInitialized()) return {};
   py::gil_scoped_acquire gil;
-  static const std::string torch_dir = py::module::import("os.path").attr("dirname")(
-      py::module::import("torch").attr("__file__")).cast<std::string>() + "/";
-  static const std::string foo_dir = py::module::import("os.path").attr("dirname")(
-      py::module::import("torch_foo").attr("__file__")).cast<std::string>() + "/";
+  static const std::string torch_dir = package_dir("torch");
+  static const std::string foo_dir = package_dir("torch_foo");
   PyFrameObject* frame = PyEval_GetFrame();
   Py_XINCREF(frame);
   std::string site;

@@ -321,12 +321,16 @@ class DeviceCache {
       }
     }
     lock.unlock();
+    fooError_t first_error = fooSuccess;
     for (Block* block : segments) {
       fooError_t e = on_device(device_, [&] { return fooFree(block->ptr); });
+      if (first_error == fooSuccess) first_error = e;
       delete block;
-      FOO_CHECK(e);
     }
+    // Every segment was handed back and the lock is held again before a
+    // failure is raised.
     lock.lock();
+    FOO_CHECK(first_error);
   }
 
   const c10::DeviceIndex device_;
