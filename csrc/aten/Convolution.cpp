@@ -34,15 +34,21 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   c10::Device device = input.device();
   check_same_device(device, weight, name);
   if (bias.has_value()) check_same_device(device, *bias, name);
+  at::ScalarType dtype = input.scalar_type();
+  check_cuda_has_kernel(name, dtype);
   at::Tensor out = at::empty(output_size(input, weight, stride, padding, dilation, transposed, output_padding, groups),
                              input.options().memory_format(input.suggest_memory_format()));
+  // complex32, which CUDA convolves and CPU does not, is computed in complex64.
+  at::ScalarType compute = wider_compute_dtype(name, dtype).value_or(dtype);
   launch_into(device, name, {out},
              [in = KernelTensor(input), w = KernelTensor(weight), b = Carry<const std::optional<at::Tensor>&>::keep(bias),
               stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(), transposed,
-              output_padding = output_padding.vec(), groups] {
-               return std::vector<at::Tensor>{at::convolution(in.cpu(), w.cpu(),
-                                                              Carry<const std::optional<at::Tensor>&>::give(b), stride,
-                                                              padding, dilation, transposed, output_padding, groups)};
+              output_padding = output_padding.vec(), groups, dtype, compute] {
+               std::optional<at::Tensor> bias = Carry<const std::optional<at::Tensor>&>::give(b);
+               if (bias) bias = widened(*bias, dtype, compute);
+               return std::vector<at::Tensor>{at::convolution(widened(in.cpu(), dtype, compute),
+                                                              widened(w.cpu(), dtype, compute), bias, stride, padding,
+                                                              dilation, transposed, output_padding, groups)};
              });
   return out;
 }

@@ -36,6 +36,7 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
 #include "aten/Fallback.h"
 #include "aten/KernelTensor.h"
@@ -263,6 +264,7 @@ void run_views(const c10::OperatorHandle& op, Stack* stack, size_t num_args) {
 }
 
 at::Tensor foo_copy_of(const at::Tensor& cpu, c10::Device device) {
+  if (cpu.layout() != c10::kStrided) return cpu.to(device);  // a sparse result: its indices and values
   auto out = at::empty_strided(cpu.sizes(), cpu.strides(), cpu.options().device(device));
   out.copy_(cpu);
   return out;
@@ -289,9 +291,56 @@ void give_fresh_outputs(Stack& cpu, const Stack& args, const std::vector<size_t>
   for (size_t i : outs) cpu[i] = at::empty({0}, args[i].toTensor().options().device(c10::kCPU));
 }
 
+// The widening a call needs (CudaDtypes.h): (the call's dtype, the dtype the
+// CPU kernel computes in), or nullopt.
+using Widening = std::optional<std::pair<at::ScalarType, at::ScalarType>>;
+
+// Decides from the first tensor argument, as ATen's kernels dispatch on it.
+// Raises for a dtype CUDA has no kernel for.
+Widening widening_for(const c10::OperatorHandle& op, const Stack& args) {
+  std::optional<at::ScalarType> dtype;
+  for (const auto& a : args) {
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      if (!dtype && t.defined()) dtype = t.scalar_type();
+    });
+  }
+  if (!dtype) return std::nullopt;
+  const std::string& name = op.operator_name().name;
+  check_cuda_has_kernel(name, *dtype);
+  if (auto wide = wider_compute_dtype(name, *dtype)) return std::make_pair(*dtype, *wide);
+  return std::nullopt;
+}
+
+// Runs the CPU kernel on `cpu`. With a widening, the tensors of the call's
+// dtype are widened first, and the arguments the operator writes get the
+// results back in their own dtype.
+void run_cpu_kernel(const c10::OperatorHandle& op, Stack& cpu, const Widening& widening) {
+  if (!widening) {
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+    return;
+  }
+  auto [from, to] = *widening;
+  const auto& schema = op.schema();
+  std::vector<std::pair<at::Tensor, at::Tensor>> written;  // (argument, its widened copy)
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const auto* info = i < schema.arguments().size() ? schema.arguments()[i].alias_info() : nullptr;
+    bool writes = info && info->isWrite() && cpu[i].isTensor();
+    at::Tensor original = writes ? cpu[i].toTensor() : at::Tensor();
+    auto widen = [from = from, to = to](const at::Tensor& t) { return widened(t, from, to); };
+    cpu[i] = map_tensors(cpu[i], widen, widen, c10::Device(c10::kCPU));
+    if (writes && !cpu[i].toTensor().is_same(original)) written.emplace_back(original, cpu[i].toTensor());
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+  for (auto& [original, wide] : written) {
+    if (original.sizes() != wide.sizes()) original.resize_(wide.sizes());  // a fresh out= tensor
+    original.copy_(wide);
+  }
+}
+
 // Waits for the device's current stream, then runs on the host; out=
 // arguments are then resized and filled.
-void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device) {
+void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device,
+                       const Widening& widening) {
   Stack args(stack->end() - num_args, stack->end());
   const auto& schema = op.schema();
   getCurrentFooStream(device.index()).synchronize();
@@ -300,7 +349,12 @@ void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_a
   std::vector<size_t> outs = out_arguments(schema, args);
   give_fresh_outputs(cpu, args, outs);
   Stack cpu_outs(cpu.begin(), cpu.end());  // keeps the CPU out tensors after the call consumes the stack
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+  run_cpu_kernel(op, cpu, widening);
+  // Without a meta result to give the results' dtypes, a widened result
+  // goes back to the call's dtype.
+  auto narrowed = [&](const at::Tensor& t) {
+    return widening && t.scalar_type() == widening->second ? t.to(widening->first) : t;
+  };
   for (size_t i : outs) {
     at::Tensor foo_out = args[i].toTensor();
     const at::Tensor& result = cpu_outs[i].toTensor();
@@ -315,10 +369,10 @@ void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_a
     }
     const c10::IValue& r = cpu[i];
     if (r.isTensor() && r.toTensor().defined()) {
-      stack->push_back(foo_copy_of(r.toTensor(), device));
+      stack->push_back(foo_copy_of(narrowed(r.toTensor()), device));
     } else if (r.isTensorList()) {
       c10::List<at::Tensor> outs;
-      for (const at::Tensor& t : r.toTensorList()) outs.push_back(foo_copy_of(t, device));
+      for (const at::Tensor& t : r.toTensorList()) outs.push_back(foo_copy_of(narrowed(t), device));
       stack->push_back(outs);
     } else {
       stack->push_back(r);
@@ -374,7 +428,7 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
 }
 
 void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device,
-                const Stack& meta) {
+                const Stack& meta, const Widening& widening) {
   Stack args(stack->end() - num_args, stack->end());
   const auto& schema = op.schema();
   // Outputs: fresh ones allocated now with the meta layout, out= ones
@@ -420,8 +474,8 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
     if (t.numel() > 0) targets.emplace_back(KernelTensor(t), index);
   }
   launch_op(device.index(), op.schema().name().c_str(),
-            [op, cpu = std::move(cpu), targets = std::move(targets)]() mutable {
-              op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), &cpu);
+            [op, cpu = std::move(cpu), targets = std::move(targets), widening]() mutable {
+              run_cpu_kernel(op, cpu, widening);
               std::vector<at::Tensor> flat_results;
               for (const auto& r : cpu) {
                 if (r.isTensorList()) {
@@ -477,14 +531,28 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   c10::DeviceGuard guard(device);
   if (returns_views(schema)) return run_views(op, stack, num_args);
   check_written_arguments_do_not_partly_overlap(schema, args);
+  Widening widening = widening_for(op, args);
   if (!inexact_meta(op)) {
-    if (auto meta = meta_results(op, args)) return run_queued(op, stack, num_args, device, *meta);
+    if (auto meta = meta_results(op, args)) return run_queued(op, stack, num_args, device, *meta, widening);
   }
   log().note_synchronizing(name);
-  run_synchronously(op, stack, num_args, device);
+  run_synchronously(op, stack, num_args, device, widening);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&foo_cpu_fallback>()); }
+
+// Operators that CPU and CUDA each run with a kernel of their own but that
+// also have a composite (decomposed) kernel, which the dispatcher would pick
+// for foo. The decompositions compute in the input's precision where the
+// kernels accumulate in float, so foo runs the CPU kernel, as CUDA runs its
+// own. The others of their kind have foo kernels: native_group_norm and
+// native_layer_norm (Normalization.cpp), all and any (StructuredOps.cpp). tests/test_dtypes.py derives the
+// list from native_functions.yaml and fails if one is missing.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* name : {"mish_backward", "addr", "addr.out", "linalg__powsum"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&foo_cpu_fallback>());
+  }
+}
 
 }  // namespace
 

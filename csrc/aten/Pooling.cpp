@@ -12,6 +12,7 @@ namespace {
 std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef kernel_size,
                                                            at::IntArrayRef stride, at::IntArrayRef padding,
                                                            at::IntArrayRef dilation, bool ceil_mode) {
+  check_cuda_has_kernel("aten::max_pool2d_with_indices", self.scalar_type());
   AllocatingMeta<at::meta::structured_max_pool2d_with_indices, 2> op;
   op.meta(self, kernel_size, stride, padding, dilation, ceil_mode);
   auto& [out, indices] = op.outputs;

@@ -13,6 +13,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -28,6 +29,7 @@
 #include <torch/library.h>
 
 #include "aten/Carry.h"
+#include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
@@ -149,6 +151,30 @@ struct ProvidedMeta final : Meta {
 
 // ------------------------------------------------------------- the kernels
 
+// An argument of a kernel that computes in a wider dtype (CudaDtypes.h).
+template <class T>
+T widened_argument(const T& v, at::ScalarType from, at::ScalarType to) {
+  if constexpr (std::is_same_v<T, at::Tensor>) {
+    return widened(v, from, to);
+  } else if constexpr (std::is_same_v<T, std::optional<at::Tensor>>) {
+    return v.has_value() ? std::optional<at::Tensor>(widened(*v, from, to)) : v;
+  } else {
+    return v;
+  }
+}
+
+// What a CPU implementation does to its output's metadata rather than its
+// data, made on the foo output at the call: run on a CPU alias, on the
+// stream, it would be lost. linalg_lu_solve(left=False) finishes by
+// flipping the result's conjugate bit (lazy conjugation), on CPU and CUDA.
+template <OpName Name, class... Rest>
+void apply_metadata_changes(const at::Tensor& out, const Rest&... rest) {
+  if constexpr (std::string_view(Name.value) == "aten::linalg_lu_solve") {
+    bool left = std::get<2>(std::forward_as_tuple(rest...));  // (pivots, B, left, adjoint)
+    if (!left && out.is_complex()) out._set_conj(!out.is_conj());
+  }
+}
+
 template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Sig = decltype(CpuOut)>
 struct Structured;
 
@@ -195,20 +221,35 @@ struct Structured<Name, Check, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const 
       check_no_partial_overlap(out, self);
       (check_no_partial_overlap(out, rest), ...);
     }
+    check_cuda_has_kernel(Name.value, self.scalar_type());
     c10::DeviceGuard guard(device);
     bool in_place = out.is_same(self);
+    at::ScalarType dtype = self.scalar_type();
     launch_op(device.index(), Name.value,
-              [o = KernelTensor(out), s = CarriedTensor(self), in_place,
-               kept = std::make_tuple(Carry<Rest>::keep(rest)...)] {
+              [o = KernelTensor(out), s = CarriedTensor(self), in_place, dtype,
+               wide = wider_compute_dtype(Name.value, dtype), kept = std::make_tuple(Carry<Rest>::keep(rest)...)] {
                 at::Tensor out_alias = o.cpu();
                 at::Tensor self_alias = in_place ? out_alias : s.get();
                 std::apply(
                     [&](const auto&... stored) {
                       auto given = std::make_tuple(Carry<Rest>::give(stored)...);
-                      std::apply([&](auto&... args) { CpuOut(out_alias, self_alias, args...); }, given);
+                      std::apply(
+                          [&](auto&... args) {
+                            if (!wide) {
+                              CpuOut(out_alias, self_alias, args...);
+                              return;
+                            }
+                            // A dtype CUDA takes and CPU does not: computed wider, cast back.
+                            at::Tensor wide_out = at::empty({0}, out_alias.options().dtype(
+                                                                     widened_dtype(out_alias.scalar_type(), dtype, *wide)));
+                            CpuOut(wide_out, widened(self_alias, dtype, *wide), widened_argument(args, dtype, *wide)...);
+                            out_alias.copy_(wide_out);
+                          },
+                          given);
                     },
                     kept);
               });
+    apply_metadata_changes<Name>(out, rest...);
   }
 };
 
