@@ -1,0 +1,283 @@
+// Sparse COO and compressed (CSR, CSC, BSR, BSC) tensors on foo.
+//
+// A foo sparse tensor is ATen's own sparse tensor over foo tensors (its
+// indices and values, or compressed and plain indices and values), with
+// foo's sparse dispatch keys. The kernels CPU and CUDA share are
+// device-generic: written in terms of dense operators on those tensors, they
+// run as foo's dense kernels do, queued on the stream (SparseOps.cpp,
+// generated). The others, whose CPU kernels read the indices directly, run
+// here:
+//  - products and sums with a dense result (sparse-dense addmm, adding a
+//    sparse tensor into a dense one): their result sizes are known on the
+//    host, so the CPU kernel is queued on the stream, over CPU sparse
+//    tensors built there from aliases of the foo indices and values;
+//  - the others, whose result sizes may depend on the data: the host waits
+//    for the stream, as CUDA's sparse kernels make it wait for the sizes of
+//    their results, runs the CPU kernel on copies, and copies the results
+//    back to the device.
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/library.h>
+
+#include <ATen/SparseCsrTensorUtils.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_sparse_compressed_tensor_unsafe.h>
+#include <ATen/ops/_sparse_coo_tensor_unsafe.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "aten/KernelTensor.h"
+#include "aten/Launch.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooStream.h"
+
+namespace foo::aten {
+namespace {
+
+using torch::jit::Stack;
+
+bool on_foo(const at::Tensor& t) { return t.defined() && t.device().is_privateuseone(); }
+
+template <class F>
+c10::IValue map_tensors(const c10::IValue& v, const F& fn) {
+  if (v.isTensor()) return fn(v.toTensor());
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(fn(t));
+    return out;
+  }
+  if (v.isList()) {
+    auto list = v.toList();
+    c10::impl::GenericList out(list.elementType());
+    for (const c10::IValue& e : list) out.push_back(map_tensors(e, fn));
+    return out;
+  }
+  if (v.isDevice() && v.toDevice().is_privateuseone()) return c10::Device(c10::kCPU);
+  return v;
+}
+
+std::optional<c10::Device> call_device(const Stack& args) {
+  std::optional<c10::Device> device;
+  for (const auto& a : args) {
+    map_tensors(a, [&](const at::Tensor& t) {
+      if (!device && on_foo(t)) device = t.device();
+      return t;
+    });
+  }
+  return device;
+}
+
+// Some CPU kernels save extra results for the backward only when an input
+// requires grad (sparse.mm's reductions), so the copy keeps that flag.
+at::Tensor cpu_copy(const at::Tensor& t) {
+  at::Tensor copy = t.cpu();
+  if (t.requires_grad() && !copy.requires_grad()) copy.set_requires_grad(true);
+  return copy;
+}
+
+// `target` (a foo argument the operator writes) takes the CPU result.
+void write_back(const at::Tensor& target, const at::Tensor& result) {
+  if (target.layout() == c10::kStrided && target.sizes() != result.sizes()) target.resize_(result.sizes());
+  target.copy_(result);
+}
+
+// ------------------------------------------------ queued: dense results
+
+// A foo sparse tensor as a queued kernel carries it: its index and value
+// tensors by address, its layout, sizes and coalesced flag by value.
+class KernelSparse {
+ public:
+  explicit KernelSparse(const at::Tensor& t)
+      : layout_(t.layout()), sizes_(t.sizes().vec()), coalesced_(t.layout() == c10::kSparse && t.is_coalesced()) {
+    if (layout_ == c10::kSparse) {
+      parts_ = {KernelTensor(t._indices()), KernelTensor(t._values())};
+    } else {
+      auto [compressed, plain] = at::sparse_csr::getCompressedPlainIndices(t);
+      parts_ = {KernelTensor(compressed), KernelTensor(plain), KernelTensor(t.values())};
+    }
+  }
+
+  // A CPU sparse tensor over the foo memory; valid inside the kernel.
+  at::Tensor cpu() const {
+    if (layout_ == c10::kSparse) {
+      at::Tensor values = parts_[1].cpu();
+      return at::_sparse_coo_tensor_unsafe(parts_[0].cpu(), values, sizes_, values.options().layout(c10::kSparse))
+          ._coalesced_(coalesced_);
+    }
+    at::Tensor values = parts_[2].cpu();
+    return at::_sparse_compressed_tensor_unsafe(parts_[0].cpu(), parts_[1].cpu(), values, sizes_,
+                                                values.options().layout(layout_));
+  }
+
+ private:
+  c10::Layout layout_;
+  std::vector<int64_t> sizes_;
+  bool coalesced_;
+  std::vector<KernelTensor> parts_;
+};
+
+// An argument of a queued call: a foo sparse or dense tensor, a CPU tensor
+// copied now, or a plain value.
+struct KernelArgument {
+  std::optional<KernelSparse> sparse;
+  std::optional<CarriedTensor> tensor;
+  c10::IValue value;
+
+  c10::IValue get() const {
+    if (sparse) return sparse->cpu();
+    if (tensor) return tensor->get();
+    return value;
+  }
+};
+
+bool is_sparse(const at::Tensor& t) { return t.defined() && t.layout() != c10::kStrided; }
+
+// Sparse operators whose results are dense when one operand is sparse and
+// the others dense: their sizes are known on the host, so they are queued.
+bool queueable(const c10::OperatorHandle& op, const Stack& args) {
+  static const std::set<std::string> dense_results = {"aten::addmm", "aten::addmm.out", "aten::addmm_",
+                                                      "aten::add.out"};
+  const auto& name = op.operator_name();
+  std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  if (!dense_results.count(full)) return false;
+  int sparse = 0;
+  for (const auto& a : args) {
+    if (a.isTensor()) {
+      sparse += is_sparse(a.toTensor());
+    } else if (a.isList() || a.isTensorList()) {
+      return false;
+    }
+  }
+  return sparse == 1;
+}
+
+// The results' sizes and dtypes: the operator on dense meta stand-ins.
+Stack dense_meta_results(const c10::OperatorHandle& op, const Stack& args) {
+  Stack meta;
+  for (const auto& a : args) {
+    if (!a.isTensor() || !a.toTensor().defined()) {
+      meta.push_back(a);
+      continue;
+    }
+    const at::Tensor& t = a.toTensor();
+    auto options = t.options().device(c10::kMeta).layout(c10::kStrided);
+    meta.push_back(is_sparse(t) ? at::empty(t.sizes(), options) : at::empty_strided(t.sizes(), t.strides(), options));
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
+  return meta;
+}
+
+void run_queued(const c10::OperatorHandle& op, Stack* stack, const Stack& args, c10::Device device) {
+  const auto& schema = op.schema();
+  Stack meta = dense_meta_results(op, args);
+  Stack results;
+  std::vector<std::pair<KernelTensor, size_t>> fresh;  // outputs the kernel copies into, by result index
+  for (size_t r = 0; r < meta.size(); ++r) {
+    const auto* info = schema.returns()[r].alias_info();
+    std::optional<size_t> written;
+    for (size_t i = 0; info && i < args.size(); ++i) {
+      const auto* a = schema.arguments()[i].alias_info();
+      if (a && a->isWrite() && a->beforeSets() == info->beforeSets()) written = i;
+    }
+    if (written) {
+      at::Tensor out = args[*written].toTensor();
+      at::native::resize_output(out, meta[r].toTensor().sizes());  // as CPU's out= kernels do
+      results.push_back(out);
+      continue;
+    }
+    const at::Tensor& m = meta[r].toTensor();
+    at::Tensor out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
+    if (out.numel() > 0) fresh.emplace_back(KernelTensor(out), r);
+    results.push_back(out);
+  }
+  std::vector<KernelArgument> carried;
+  for (const auto& a : args) {
+    KernelArgument k;
+    if (a.isTensor() && is_sparse(a.toTensor())) {
+      k.sparse.emplace(a.toTensor());
+    } else if (a.isTensor()) {
+      k.tensor.emplace(a.toTensor());
+    } else {
+      k.value = a.isDevice() ? c10::IValue(c10::Device(c10::kCPU)) : a;
+    }
+    carried.push_back(std::move(k));
+  }
+  launch_op(device.index(), schema.name().c_str(), [op, carried = std::move(carried), fresh = std::move(fresh)] {
+    Stack cpu;
+    for (const auto& k : carried) cpu.push_back(k.get());
+    {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      op.callBoxed(&cpu);
+    }
+    for (const auto& [target, r] : fresh) target.cpu().copy_(cpu[r].toTensor());
+  });
+  torch::jit::drop(*stack, args.size());
+  for (auto& r : results) stack->push_back(std::move(r));
+}
+
+// ------------------------------------------------------------ the fallback
+
+void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
+  const auto& schema = op.schema();
+  size_t num_args = schema.arguments().size();
+  Stack args(stack->end() - num_args, stack->end());
+  std::optional<c10::Device> device = call_device(args);
+  TORCH_CHECK(device.has_value(), schema.name(), ": no foo tensor among the arguments of a foo sparse call");
+  c10::DeviceGuard guard(*device);
+  if (queueable(op, args)) return run_queued(op, stack, args, *device);
+  getCurrentFooStream(device->index()).synchronize();
+
+  Stack cpu;
+  cpu.reserve(num_args);
+  for (const auto& a : args) {
+    cpu.push_back(map_tensors(a, [](const at::Tensor& t) { return on_foo(t) ? cpu_copy(t) : t; }));
+  }
+  Stack cpu_args(cpu.begin(), cpu.end());  // the call consumes the stack; in-place results live here
+  {
+    // Below autograd: the foo call is already recorded there.
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    op.callBoxed(&cpu);
+  }
+
+  for (size_t i = 0; i < num_args; ++i) {
+    const auto* info = schema.arguments()[i].alias_info();
+    if (info && info->isWrite() && args[i].isTensor() && on_foo(args[i].toTensor())) {
+      write_back(args[i].toTensor(), cpu_args[i].toTensor());
+    }
+  }
+  torch::jit::drop(*stack, num_args);
+  for (size_t r = 0; r < cpu.size(); ++r) {
+    const auto* info = schema.returns()[r].alias_info();
+    if (info && info->isWrite()) {
+      // The argument it aliases, now holding the result.
+      for (size_t i = 0; i < num_args; ++i) {
+        const auto* a = schema.arguments()[i].alias_info();
+        if (a && a->beforeSets() == info->beforeSets()) {
+          stack->push_back(args[i]);
+          break;
+        }
+      }
+      continue;
+    }
+    stack->push_back(map_tensors(cpu[r], [&](const at::Tensor& t) { return t.defined() ? t.to(*device) : t; }));
+  }
+}
+
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&foo_sparse_fallback>());
+}
+
+TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&foo_sparse_fallback>());
+}
+
+}  // namespace
+}  // namespace foo::aten
