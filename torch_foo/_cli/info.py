@@ -67,20 +67,24 @@ def _self_check(device: int, results: list) -> None:
     batches = [(torch.randn(16, 32), torch.randint(0, 8, (16,))) for _ in range(2)]
     expected = [_training_step("cpu", model, x, y) for x, y in batches]
     streams = [torch.foo.Stream(device=device) for _ in batches]
+    events = [(torch.foo.Event(enable_timing=True), torch.foo.Event(enable_timing=True)) for _ in batches]
     outputs = [None, None]
     start = time.perf_counter()
     with torch.foo.device(device):
         for i, ((x, y), stream) in enumerate(zip(batches, streams)):
             with torch.foo.stream(stream):
+                events[i][0].record()
                 outputs[i] = _training_step(f"foo:{device}", model, x, y)
+                events[i][1].record()
         for stream in streams:
             stream.synchronize()
-    elapsed = time.perf_counter() - start
+    wall = time.perf_counter() - start
     for i, ((loss, weights), (want_loss, want_weights)) in enumerate(zip(outputs, expected)):
         ok = torch.allclose(loss, want_loss, rtol=1e-4, atol=1e-5) and all(
             torch.allclose(w, v, rtol=1e-4, atol=1e-5) for w, v in zip(weights, want_weights))
         detail = "" if ok else f" (loss {loss.item():.6f}, CPU {want_loss.item():.6f})"
-        results.append((f"foo:{device} stream {i + 1}", ok, elapsed, detail))
+        timing = f"{events[i][0].elapsed_time(events[i][1]):7.1f} ms on the stream, {wall * 1000:7.1f} ms for the device"
+        results.append((f"foo:{device} stream {i + 1}", ok, timing, detail))
 
 
 def _run_self_check(time_limit: float) -> tuple[list, bool]:
@@ -101,7 +105,7 @@ def _run_self_check(time_limit: float) -> tuple[list, bool]:
     if worker.is_alive():
         errors.append(f"did not finish within {time_limit:.0f} s")
     for e in errors:
-        results.append(("error", False, 0.0, " " + e))
+        results.append(("error", False, "", e))
     return results, worker.is_alive()
 
 
@@ -136,9 +140,8 @@ def report(time_limit: float = 10.0) -> int:
     print("Self-check (one SGD step of a small MLP per stream, two streams per device at once, against CPU):")
     start = time.perf_counter()
     results, hung = _run_self_check(time_limit)
-    for name, ok, elapsed, detail in results:
-        timing = f"{elapsed * 1000:8.1f} ms (both streams)" if name != "error" else ""
-        print(f"  {name:<18}{'PASS' if ok else 'FAIL'}  {timing}{detail}")
+    for name, ok, timing, detail in results:
+        print(f"  {name:<18}{'PASS' if ok else 'FAIL'}  {timing}{(' ' + detail) if detail else ''}")
     passed = bool(results) and all(ok for _, ok, _, _ in results)
     print(f"\nSelf-check: {'PASS' if passed else 'FAIL'} ({len(results)} checks in {time.perf_counter() - start:.2f} s)")
     if hung:
