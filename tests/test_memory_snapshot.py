@@ -227,3 +227,16 @@ def test_oom_while_recording_is_traced_and_observed():
     assert result["seen"][0][4] >= 1
     assert result["after"] == 1000.0
     assert result["num_ooms"] == 1
+
+
+def test_stacks_all_adds_cpp_frames(foo):
+    foo.memory._record_memory_history("all", context="alloc", stacks="all")
+    try:
+        t = torch.empty(100, device="foo")
+        trace = foo.memory._snapshot()["device_traces"][0]
+    finally:
+        foo.memory._record_memory_history(None)
+    (alloc,) = [e for e in trace if e["action"] == "alloc" and e["addr"] == t.data_ptr()]
+    names = [f["name"] for f in alloc["frames"]]
+    assert any("::" in n for n in names), "C++ frames (Python function names have no ::)"
+    assert any(f["filename"] == __file__ for f in alloc["frames"]), "and Python frames"

@@ -48,7 +48,7 @@ def _record_memory_history(
                               list(skip_actions or []))
 
 
-def _snapshot(device: Any = None) -> dict[str, Any]:
+def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> dict[str, Any]:
     """The allocator's state and recorded trace, as torch.cuda.memory._snapshot() returns them.
 
     ``segments``: every device allocation of every foo device (``device``,
@@ -56,15 +56,23 @@ def _snapshot(device: Any = None) -> dict[str, Any]:
     with its ``blocks`` in address order (``state`` is ``active_allocated``,
     ``active_pending_free`` for a freed block other streams still use, or
     ``inactive``; ``frames`` is where it was allocated, while recording).
-    ``device_traces[d]``: device d's trace entries, oldest first.
+    ``device_traces[d]``: device d's trace entries, oldest first. ``device`` is
+    accepted for compatibility: the snapshot covers every foo device, as on CUDA.
+    ``augment_with_fx_traces`` adds FX node information to frames of
+    torch.compile-generated code, with torch's own helper, as on CUDA.
     """
     _lazy_init()
-    return _C._memory_snapshot()
+    snapshot = _C._memory_snapshot()
+    if augment_with_fx_traces:
+        from torch._utils import _augment_memory_snapshot_stack_traces
+
+        snapshot = _augment_memory_snapshot_stack_traces(snapshot)
+    return snapshot
 
 
-def _dump_snapshot(filename: str = "dump_snapshot.pickle") -> None:
+def _dump_snapshot(filename: str = "dump_snapshot.pickle", augment_with_fx_traces: bool = False) -> None:
     """Pickles _snapshot() into ``filename``, for torch.cuda._memory_viz or pytorch.org/memory_viz."""
-    snapshot = _snapshot()
+    snapshot = _snapshot(augment_with_fx_traces=augment_with_fx_traces)
     with open(filename, "wb") as f:
         pickle.dump(snapshot, f)
 
