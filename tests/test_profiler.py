@@ -162,3 +162,16 @@ def test_a_failing_kernel_is_reported_once_and_profiling_goes_on(foo):
         y = x * 2
     assert len(_kernels(prof)) == 1
     assert y.sum().item() == 6
+
+
+def test_profile_memory_records_foo_allocations(foo):
+    with profile(activities=ACTIVITIES, profile_memory=True) as prof:
+        x = torch.empty(1 << 20, device="foo")  # 4 MiB, a multiple of the allocator's rounding
+        y = torch.empty(1 << 18, device="foo")
+        del y
+    averages = {e.key: e for e in prof.key_averages()}
+    assert averages["aten::empty"].device_memory_usage == 5 << 20
+    assert averages["aten::empty"].self_device_memory_usage == 5 << 20
+    records = [e for e in prof.events() if e.name == "[memory]"]
+    assert sum(e.device_memory_usage for e in records) == -(1 << 20)  # y's free
+    del x

@@ -133,6 +133,7 @@ class DeviceCache {
     update(stats_.active_bytes, pool.is_small, static_cast<int64_t>(block->size));
     update(stats_.requested_bytes, pool.is_small, static_cast<int64_t>(requested));
     if (block->size >= max_split_size()) stats_.oversize_allocations.increase(1);
+    report_to_profiler(block->ptr, static_cast<int64_t>(block->size));
     return block;
   }
 
@@ -151,6 +152,7 @@ class DeviceCache {
     update(stats_.allocated_bytes, small, -static_cast<int64_t>(block->size));
     update(stats_.requested_bytes, small, -static_cast<int64_t>(block->requested_size));
     if (block->size >= max_split_size()) stats_.oversize_allocations.decrease(1);
+    report_to_profiler(block->ptr, -static_cast<int64_t>(block->size));
     if (block->stream_uses.empty()) {
       complete_free(block, std::move(context));
       return;
@@ -238,6 +240,20 @@ class DeviceCache {
   }
 
  private:
+  // torch.profiler(profile_memory=True) records allocations and frees
+  // through this, as it does CUDA's; a thread-local lookup when it is off.
+  void report_to_profiler(void* ptr, int64_t bytes) noexcept {
+    if (!c10::memoryProfilingEnabled()) return;
+    const size_t agg = static_cast<size_t>(StatType::AGGREGATE);
+    try {
+      c10::reportMemoryUsageToProfiler(ptr, bytes, static_cast<size_t>(stats_.allocated_bytes[agg].current),
+                                       static_cast<size_t>(stats_.reserved_bytes[agg].current),
+                                       c10::Device(c10::DeviceType::PrivateUse1, device_));
+    } catch (...) {
+      // The profiler's bookkeeping must not fail an allocation or a free.
+    }
+  }
+
   static size_t max_split_size() { return c10::CachingAllocator::AcceleratorAllocatorConfig::max_split_size(); }
 
   std::vector<StatArray*> stat_arrays() {
@@ -307,6 +323,10 @@ class DeviceCache {
     const size_t agg = static_cast<size_t>(StatType::AGGREGATE);
     auto allocated = static_cast<uint64_t>(stats_.allocated_bytes[agg].current);
     auto reserved = static_cast<uint64_t>(stats_.reserved_bytes[agg].current);
+    if (c10::memoryProfilingEnabled()) {
+      c10::reportOutOfMemoryToProfiler(static_cast<int64_t>(requested), allocated, reserved,
+                                       c10::Device(c10::DeviceType::PrivateUse1, device_));
+    }
     lock.unlock();
     notify_out_of_memory(device_, requested, total, free);
     using c10::CachingAllocator::format_size;
