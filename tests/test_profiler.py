@@ -175,3 +175,20 @@ def test_profile_memory_records_foo_allocations(foo):
     records = [e for e in prof.events() if e.name == "[memory]"]
     assert sum(e.device_memory_usage for e in records) == -(1 << 20)  # y's free
     del x
+
+
+@pytest.mark.parametrize("use_kineto", [False, True])
+def test_autograd_profiler_with_use_device(foo, use_kineto):
+    """torch.autograd.profiler.profile(use_device="foo"): without Kineto, each
+    operator is timed by events on the stream around it (the legacy
+    fallback); with Kineto, by the same plugin as torch.profiler."""
+    a = torch.randn(256, 256, device="foo")
+    foo.synchronize()
+    with torch.autograd.profiler.profile(use_device="foo", use_kineto=use_kineto) as prof:
+        b = a @ a
+        foo._sleep(20)
+        b.sum().item()
+    averages = {e.key: e for e in prof.key_averages()}
+    assert averages["aten::mm"].device_time_total > 0
+    if use_kineto:
+        assert averages["foo_kernel<foo::_sleep>"].device_time_total >= 20_000
