@@ -203,12 +203,17 @@ def test_bad_arguments_are_python_errors(foo):
 
 def test_oom_while_recording_is_traced_and_observed():
     out = run_python("""
-        import json, torch
+        import json, sys, torch
         seen = []
         def observer(device, requested, total, free):
             # The allocator's lock is not held: a snapshot can be taken here.
             seen.append([device, requested, total, free, len(torch.foo.memory._snapshot()["segments"])])
         torch.foo.memory._attach_out_of_memory_observer(observer)
+        unraisable = []
+        sys.unraisablehook = lambda u: unraisable.append(str(u.exc_value))
+        def failing_observer(*args):
+            raise ValueError("observer failed")
+        torch.foo.memory._attach_out_of_memory_observer(failing_observer)
         torch.foo.memory._record_memory_history("all", stacks="python")
         keep = torch.empty(40 << 20, dtype=torch.uint8, device="foo")
         try:
@@ -220,7 +225,7 @@ def test_oom_while_recording_is_traced_and_observed():
         oom = [e for e in trace if e["action"] == "oom"]
         segment = [e["size"] for e in trace if e["action"] == "segment_alloc" and e["addr"] == keep.data_ptr()]
         after = torch.ones(1000, device="foo").sum().item()   # still usable
-        print(json.dumps({"oom": oom[-1] if oom else None, "seen": seen, "after": after, "segment": segment,
+        print(json.dumps({"oom": oom[-1] if oom else None, "seen": seen, "after": after, "segment": segment, "unraisable": unraisable,
                           "summary": "Out-of-memory errors" in torch.foo.memory_summary(),
                           "num_ooms": torch.foo.memory_stats()["num_ooms"]}))
     """, env={"FOO_SIM_DEVICE_MEMORY": "64MiB"})
@@ -234,6 +239,7 @@ def test_oom_while_recording_is_traced_and_observed():
     assert result["seen"][0][4] >= 1
     assert result["after"] == 1000.0
     assert result["num_ooms"] == 1
+    assert result["unraisable"] == ["observer failed"]  # reported, and the caller still got the OOM
     assert result["segment"] == [40 << 20]  # keep's own segment, recorded when it was allocated
 
 
