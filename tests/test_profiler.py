@@ -58,7 +58,7 @@ def test_key_averages_and_record_function_get_device_time(foo):
             b = (a @ a).relu()
             foo._sleep(5)  # a kernel launched directly inside the range, with no operator
         b.sum().item()
-    averages = {e.key: e for e in prof.key_averages()}
+    averages = {e.key: e for e in prof.key_averages() if e.device_type == DeviceType.CPU or "kernel" in e.key}
     assert averages["aten::mm"].self_device_time_total > 0
     assert averages["aten::relu"].self_device_time_total > 0
     assert averages["foo_kernel<aten::mm>"].device_time_total > 0
@@ -67,6 +67,13 @@ def test_key_averages_and_record_function_get_device_time(foo):
     assert block.device_time_total > averages["aten::mm"].device_time_total
     table = prof.key_averages().table(sort_by="self_device_time_total")
     assert "foo_kernel<aten::mm>" in table
+    # The range on the device row spans its kernels and is not counted twice.
+    cpu_block = next(e for e in prof.key_averages() if e.key == "my_block" and e.device_type == DeviceType.CPU)
+    kernels_inside = sum(averages[k].device_time_total for k in
+                         ("foo_kernel<aten::mm>", "foo_kernel<aten::relu>", "foo_kernel<foo::_sleep>"))
+    assert cpu_block.device_time_total == pytest.approx(kernels_inside, rel=1e-6)
+    (span,) = [e for e in prof.events() if e.name == "my_block" and e.device_type == DeviceType.PrivateUse1]
+    assert span.is_user_annotation and span.time_range.elapsed_us() >= kernels_inside * 0.999
 
 
 def test_copies_are_recorded_with_their_direction(foo):

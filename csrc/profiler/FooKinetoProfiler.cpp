@@ -13,14 +13,19 @@
 //   - the kernel (CONCURRENT_KERNEL, GPU_MEMCPY or GPU_MEMSET) on its own
 //     row per device and stream, linked to the operator that launched it
 //     (so key_averages() gives operators their device time) and joined to
-//     the launch by a flow arrow in the chrome trace.
+//     the launch by a flow arrow in the chrome trace;
+// and each record_function range gets a GPU_USER_ANNOTATION span on every
+// stream row its work ran on, as CUDA's ranges do.
 #include <torch/csrc/profiler/standalone/privateuse1_profiler.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -37,18 +42,37 @@ namespace {
 
 using libkineto::ActivityType;
 
-// The operators (and record_function ranges) open on this thread, innermost
-// last: what Kineto pushed and has not popped yet.
+// The operators and record_function ranges open on this thread, innermost
+// last: what Kineto pushed and has not popped yet. Work is stamped with the
+// innermost; the innermost range (user correlation) open around each id is
+// kept, to draw the ranges on the device rows.
 thread_local std::vector<uint64_t> t_correlations;
+thread_local std::vector<uint64_t> t_ranges;
 
-void push_correlation(uint64_t id) {
+std::mutex g_range_mutex;
+std::unordered_map<uint64_t, uint64_t> g_range_of;  // correlation id -> its innermost range
+
+void push_correlation(uint64_t id, bool is_range) {
+  if (is_range) t_ranges.push_back(id);
+  uint64_t range = t_ranges.empty() ? 0 : t_ranges.back();
+  if (range != 0) {
+    std::lock_guard<std::mutex> lock(g_range_mutex);
+    g_range_of[id] = range;
+  }
   t_correlations.push_back(id);
   fooProfilerSetCorrelationId(id);
 }
 
-void pop_correlation() {
+void pop_correlation(bool is_range) {
+  if (is_range && !t_ranges.empty()) t_ranges.pop_back();
   if (!t_correlations.empty()) t_correlations.pop_back();
   fooProfilerSetCorrelationId(t_correlations.empty() ? 0 : t_correlations.back());
+}
+
+uint64_t range_of(uint64_t correlation) {
+  std::lock_guard<std::mutex> lock(g_range_mutex);
+  auto it = g_range_of.find(correlation);
+  return it == g_range_of.end() ? 0 : it->second;
 }
 
 ActivityType device_type_of(fooActivityKind kind) {
@@ -86,6 +110,10 @@ const libkineto::TraceSpan& foo_span() {
 class FooProfilerSession final : public libkineto::IActivityProfilerSession {
  public:
   void start() override {
+    {
+      std::lock_guard<std::mutex> lock(g_range_mutex);
+      g_range_of.clear();
+    }
     fooProfilerStart();
     status_ = libkineto::TraceStatus::RECORDING;
   }
@@ -142,11 +170,32 @@ class FooProfilerSession final : public libkineto::IActivityProfilerSession {
       work->addMetadata("queued_us", static_cast<double>(a.startNs - a.launchNs) / 1000.0);
       if (a.kind != fooActivityKindKernel) work->addMetadata("bytes", a.bytes);
 
+      if (uint64_t range = range_of(a.correlationId)) extend_range(range, a.device, work->resource, a);
       launch->log(logger);
       work->log(logger);
       activities_.push_back(std::move(launch));
       activities_.push_back(std::move(work));
     }
+    // record_function ranges on the device rows (CUDA's gpu_user_annotation):
+    // from the first start to the last end of the work launched inside each,
+    // per stream.
+    for (auto& [key, span] : ranges_) {
+      const auto& [range, device, row] = key;
+      const libkineto::ITraceActivity* op = linked ? linked(static_cast<int32_t>(range)) : nullptr;
+      auto annotation = std::make_unique<libkineto::GenericTraceActivity>(
+          foo_span(), ActivityType::GPU_USER_ANNOTATION, op ? op->name() : std::string("record_function"));
+      annotation->startTime = span.first;
+      annotation->endTime = span.second;
+      annotation->id = static_cast<int32_t>(range);
+      annotation->device = device;
+      annotation->resource = row;
+      annotation->threadId = row;
+      // Not linked to the range's CPU event: torch would count its time
+      // again for the range, on top of the kernels' (CUDA's are not linked).
+      annotation->log(logger);
+      activities_.push_back(std::move(annotation));
+    }
+    ranges_.clear();
     // A process row per device, a thread row per stream, below the CPU rows.
     for (const auto& [key, row] : rows_) {
       const auto& [device, stream] = key;
@@ -166,14 +215,22 @@ class FooProfilerSession final : public libkineto::IActivityProfilerSession {
   std::vector<libkineto::ResourceInfo> getResourceInfos() override { return {}; }       // logged in processTrace
   std::unique_ptr<libkineto::CpuTraceBuffer> getTraceBuffer() override { return nullptr; }
 
-  void pushCorrelationId(uint64_t id) override { push_correlation(id); }
-  void popCorrelationId() override { pop_correlation(); }
+  void pushCorrelationId(uint64_t id) override { push_correlation(id, false); }
+  void popCorrelationId() override { pop_correlation(false); }
   // record_function ranges: a kernel launched directly inside one (no
   // operator in between) is attributed to the range.
-  void pushUserCorrelationId(uint64_t id) override { push_correlation(id); }
-  void popUserCorrelationId() override { pop_correlation(); }
+  void pushUserCorrelationId(uint64_t id) override { push_correlation(id, true); }
+  void popUserCorrelationId() override { pop_correlation(true); }
 
  private:
+  void extend_range(uint64_t range, int device, int32_t row, const fooActivity& a) {
+    auto [it, inserted] = ranges_.try_emplace({range, device, row}, a.startNs, a.endNs);
+    if (!inserted) {
+      it->second.first = std::min<int64_t>(it->second.first, a.startNs);
+      it->second.second = std::max<int64_t>(it->second.second, a.endNs);
+    }
+  }
+
   // Streams get small row numbers per device, in order of first use; the
   // device's default stream is row 0.
   int32_t stream_row(int device, fooStream_t stream) {
@@ -201,6 +258,7 @@ class FooProfilerSession final : public libkineto::IActivityProfilerSession {
 
   std::vector<std::unique_ptr<libkineto::GenericTraceActivity>> activities_;  // the logger keeps pointers
   std::map<std::pair<int, uintptr_t>, int32_t> rows_;
+  std::map<std::tuple<uint64_t, int, int32_t>, std::pair<int64_t, int64_t>> ranges_;  // (range, device, row) -> span
   std::map<int, int32_t> next_row_;
   std::set<int> named_devices_;
   std::vector<std::string> errors_;
