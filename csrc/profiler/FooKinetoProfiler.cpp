@@ -114,6 +114,12 @@ class FooProfilerSession final : public libkineto::IActivityProfilerSession {
       std::lock_guard<std::mutex> lock(g_range_mutex);
       g_range_of.clear();
     }
+    // Ids left open by an earlier session (a range it did not see close)
+    // must not label this one's work; other threads' stacks empty as their
+    // operators close.
+    t_correlations.clear();
+    t_ranges.clear();
+    fooProfilerSetCorrelationId(0);
     fooProfilerStart();
     status_ = libkineto::TraceStatus::RECORDING;
   }
