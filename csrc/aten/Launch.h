@@ -37,7 +37,7 @@ void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
     } catch (const std::exception& e) {
       report_kernel_failure(op_name, e.what());
     }
-  });
+  }, op_name);
 }
 
 // For kernels whose CPU implementations exist only in functional form

@@ -14,7 +14,7 @@ void sleep(double ms) {
   TORCH_CHECK(ms >= 0, "_sleep: expected a non-negative number of milliseconds, got ", ms);
   launch_kernel(getCurrentFooStream(), [ms] {
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
-  });
+  }, "foo::_sleep");
 }
 
 }  // namespace foo::aten

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -15,6 +16,7 @@
 #include "runtime/FooException.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooInit.h"
+#include "runtime/FooMemoryHistory.h"
 #include "runtime/FooStream.h"
 
 namespace foo {
@@ -33,6 +35,18 @@ constexpr size_t kLargeBuffer = 20 << 20;
 constexpr size_t kRoundLarge = 2 << 20;       // bigger requests get their own segment, rounded to this
 
 struct Block;
+struct BlockPool;
+
+// One device allocation (fooMalloc), carved into blocks. Known to the
+// allocator for snapshots, which walk each segment's blocks in address order.
+struct Segment {
+  void* ptr;
+  size_t size;
+  fooStream_t stream;
+  BlockPool* pool;
+  Block* first;  // the block at ptr
+  std::shared_ptr<c10::GatheredContext> context;  // where it was allocated, if recorded
+};
 
 struct BlockOrder {
   bool operator()(const Block* a, const Block* b) const;
@@ -45,19 +59,22 @@ struct BlockPool {
 };
 
 struct Block {
-  Block(c10::DeviceIndex device, fooStream_t stream, size_t size, BlockPool* pool, void* ptr)
-      : device(device), stream(stream), size(size), pool(pool), ptr(ptr) {}
+  Block(c10::DeviceIndex device, fooStream_t stream, size_t size, BlockPool* pool, void* ptr,
+        Segment* segment = nullptr)
+      : device(device), stream(stream), size(size), pool(pool), ptr(ptr), segment(segment) {}
   c10::DeviceIndex device;
   fooStream_t stream;     // the stream it was allocated on
   size_t size;
   size_t requested_size = 0;
   BlockPool* pool;
   void* ptr;
+  Segment* segment;
   bool allocated = false;
   Block* prev = nullptr;  // neighbours carved from the same segment
   Block* next = nullptr;
   std::unordered_set<FooStream> stream_uses;  // streams added by record_stream
   int event_count = 0;                        // outstanding events before reuse
+  std::shared_ptr<c10::GatheredContext> context;  // where it was allocated, while recording
 
   bool is_split() const { return prev != nullptr || next != nullptr; }
 };
@@ -95,35 +112,49 @@ class DeviceCache {
   explicit DeviceCache(c10::DeviceIndex device) : device_(device), small_(true), large_(false) {}
 
   Block* malloc(size_t requested, fooStream_t stream) {
+    std::shared_ptr<c10::GatheredContext> context;
+    if (history_recording()) context = gather_context(RecordContext::STATE);  // before the lock: see FooMemoryHistory.h
     std::unique_lock<std::mutex> lock(mutex_);
     process_events();
     size_t size = round_size(requested);
     BlockPool& pool = size <= kSmallSize ? small_ : large_;
     Block* block = take_free_block(pool, stream, size);
-    if (block == nullptr) block = new_segment(lock, pool, stream, size, requested);
+    if (block == nullptr) block = new_segment(lock, pool, stream, size, requested, context);
     if (should_split(block, size)) block = split(block, size);
     block->allocated = true;
     block->requested_size = requested;
+    if (history_recording()) {
+      trace_.record(TraceEntry::ALLOC, device_, block->ptr, requested, stream, context);
+      if (history_keeps_state()) block->context = std::move(context);
+    }
     update(stats_.allocation, pool.is_small, 1);
     update(stats_.allocated_bytes, pool.is_small, static_cast<int64_t>(block->size));
     update(stats_.active, pool.is_small, 1);
     update(stats_.active_bytes, pool.is_small, static_cast<int64_t>(block->size));
     update(stats_.requested_bytes, pool.is_small, static_cast<int64_t>(requested));
     if (block->size >= max_split_size()) stats_.oversize_allocations.increase(1);
+    report_to_profiler(block->ptr, static_cast<int64_t>(block->size));
     return block;
   }
 
   // Never throws: it runs in DataPtr deleters.
   void free(Block* block) noexcept {
+    std::shared_ptr<c10::GatheredContext> context;
+    if (history_recording()) context = gather_context(RecordContext::ALL);
     std::lock_guard<std::mutex> lock(mutex_);
+    if (history_recording()) {
+      trace_.record(TraceEntry::FREE_REQUESTED, device_, block->ptr, block->requested_size, block->stream,
+                    context ? context : block->context);
+    }
     block->allocated = false;
     bool small = block->pool->is_small;
     update(stats_.allocation, small, -1);
     update(stats_.allocated_bytes, small, -static_cast<int64_t>(block->size));
     update(stats_.requested_bytes, small, -static_cast<int64_t>(block->requested_size));
     if (block->size >= max_split_size()) stats_.oversize_allocations.decrease(1);
+    report_to_profiler(block->ptr, -static_cast<int64_t>(block->size));
     if (block->stream_uses.empty()) {
-      release_to_pool(block);
+      complete_free(block, std::move(context));
       return;
     }
     // Other streams used the block: it becomes free once the work they
@@ -135,7 +166,7 @@ class DeviceCache {
       pending_.emplace_back(std::move(event), block);
     }
     block->stream_uses.clear();
-    if (block->event_count == 0) release_to_pool(block);
+    if (block->event_count == 0) complete_free(block, std::move(context));
   }
 
   void record_stream(Block* block, const FooStream& stream) {
@@ -168,6 +199,37 @@ class DeviceCache {
     stats_.num_device_free = 0;
   }
 
+  // The segments with their blocks, and the trace, as a snapshot reports them.
+  void snapshot(std::vector<SegmentInfo>& segments, std::vector<TraceEntry>& trace) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    process_events();
+    for (auto& [address, segment] : segments_) {
+      SegmentInfo info;
+      info.device = device_;
+      info.address = address;
+      info.total_size = segment.size;
+      info.stream = segment.stream;
+      info.is_large = !segment.pool->is_small;
+      info.context_when_allocated = segment.context;
+      for (Block* b = segment.first; b != nullptr; b = b->next) {
+        BlockInfo block;
+        block.size = b->size;
+        block.requested_size = b->allocated ? b->requested_size : 0;
+        block.allocated = b->allocated;
+        block.active = b->allocated || b->event_count > 0;
+        block.context_when_allocated = b->context;
+        if (block.allocated) {
+          info.allocated_size += b->size;
+          info.requested_size += b->requested_size;
+        }
+        if (block.active) info.active_size += b->size;
+        info.blocks.push_back(std::move(block));
+      }
+      segments.push_back(std::move(info));
+    }
+    trace = trace_.entries();
+  }
+
   void reset_peak() {
     std::lock_guard<std::mutex> lock(mutex_);
     for (StatArray* a : stat_arrays()) {
@@ -178,6 +240,20 @@ class DeviceCache {
   }
 
  private:
+  // torch.profiler(profile_memory=True) records allocations and frees
+  // through this, as it does CUDA's; a thread-local lookup when it is off.
+  void report_to_profiler(void* ptr, int64_t bytes) noexcept {
+    if (!c10::memoryProfilingEnabled()) return;
+    const size_t agg = static_cast<size_t>(StatType::AGGREGATE);
+    try {
+      c10::reportMemoryUsageToProfiler(ptr, bytes, static_cast<size_t>(stats_.allocated_bytes[agg].current),
+                                       static_cast<size_t>(stats_.reserved_bytes[agg].current),
+                                       c10::Device(c10::DeviceType::PrivateUse1, device_));
+    } catch (...) {
+      // The profiler's bookkeeping must not fail an allocation or a free.
+    }
+  }
+
   static size_t max_split_size() { return c10::CachingAllocator::AcceleratorAllocatorConfig::max_split_size(); }
 
   std::vector<StatArray*> stat_arrays() {
@@ -200,7 +276,7 @@ class DeviceCache {
   }
 
   Block* new_segment(std::unique_lock<std::mutex>& lock, BlockPool& pool, fooStream_t stream, size_t size,
-                     size_t requested) {
+                     size_t requested, const std::shared_ptr<c10::GatheredContext>& context) {
     size_t bytes = segment_size(size);
     void* ptr = nullptr;
     fooError_t e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
@@ -214,22 +290,45 @@ class DeviceCache {
     if (e == fooErrorMemoryAllocation) {
       (void)fooGetLastError();
       ++stats_.num_ooms;
-      throw_out_of_memory(requested);
+      throw_out_of_memory(lock, requested, stream, context);
     }
     FOO_CHECK(e);
     ++stats_.num_device_alloc;
     update(stats_.segment, pool.is_small, 1);
     update(stats_.reserved_bytes, pool.is_small, static_cast<int64_t>(bytes));
     if (bytes >= max_split_size()) stats_.oversize_segments.increase(1);
-    return new Block(device_, stream, bytes, &pool, ptr);
+    Segment* segment =
+        &segments_.emplace(reinterpret_cast<uintptr_t>(ptr), Segment{ptr, bytes, stream, &pool, nullptr, nullptr})
+             .first->second;
+    auto* block = new Block(device_, stream, bytes, &pool, ptr, segment);
+    segment->first = block;
+    if (history_recording()) {
+      trace_.record(TraceEntry::SEGMENT_ALLOC, device_, ptr, bytes, stream, context);
+      if (history_keeps_state()) segment->context = context;
+    }
+    return block;
   }
 
-  [[noreturn]] void throw_out_of_memory(size_t requested) {
+  // Records the failure (with the state of the cache, which a snapshot
+  // taken by an observer shows), tells the observers with the lock
+  // released, and raises torch.OutOfMemoryError.
+  [[noreturn]] void throw_out_of_memory(std::unique_lock<std::mutex>& lock, size_t requested, fooStream_t stream,
+                                        const std::shared_ptr<c10::GatheredContext>& context) {
     size_t free = 0, total = 0;
     on_device(device_, [&] { return fooMemGetInfo(&free, &total); });
+    if (history_recording()) {
+      // As CUDA's: an oom entry's address field holds the device's free bytes.
+      trace_.record(TraceEntry::OOM, device_, reinterpret_cast<void*>(free), requested, stream, context);
+    }
     const size_t agg = static_cast<size_t>(StatType::AGGREGATE);
     auto allocated = static_cast<uint64_t>(stats_.allocated_bytes[agg].current);
     auto reserved = static_cast<uint64_t>(stats_.reserved_bytes[agg].current);
+    if (c10::memoryProfilingEnabled()) {
+      c10::reportOutOfMemoryToProfiler(static_cast<int64_t>(requested), allocated, reserved,
+                                       c10::Device(c10::DeviceType::PrivateUse1, device_));
+    }
+    lock.unlock();
+    notify_out_of_memory(device_, requested, total, free);
     using c10::CachingAllocator::format_size;
     TORCH_CHECK_WITH(OutOfMemoryError, false, "foo out of memory. Tried to allocate ", format_size(requested),
                      ". foo device ", static_cast<int>(device_), " has a total capacity of ", format_size(total),
@@ -248,7 +347,7 @@ class DeviceCache {
   // Cuts `block` to `size` and puts the rest back in its pool.
   Block* split(Block* block, size_t size) {
     auto* rest = new Block(device_, block->stream, block->size - size, block->pool,
-                           static_cast<char*>(block->ptr) + size);
+                           static_cast<char*>(block->ptr) + size, block->segment);
     rest->prev = block;
     rest->next = block->next;
     if (rest->next) rest->next->prev = rest;
@@ -256,6 +355,16 @@ class DeviceCache {
     block->size = size;
     block->pool->blocks.insert(rest);
     return block;
+  }
+
+  // The end of a free: recorded, then the block goes back to its pool.
+  void complete_free(Block* block, std::shared_ptr<c10::GatheredContext> context) {
+    if (history_recording()) {
+      trace_.record(TraceEntry::FREE_COMPLETED, device_, block->ptr, block->requested_size, block->stream,
+                    context ? std::move(context) : block->context);
+    }
+    block->context.reset();
+    release_to_pool(block);
   }
 
   // A block nobody uses any more: merge it with free neighbours, then pool it.
@@ -270,6 +379,7 @@ class DeviceCache {
         block->ptr = neighbour->ptr;
         block->prev = neighbour->prev;
         if (block->prev) block->prev->next = block;
+        if (block->segment->first == neighbour) block->segment->first = block;
       } else {
         block->next = neighbour->next;
         if (block->next) block->next->prev = block;
@@ -289,7 +399,7 @@ class DeviceCache {
       }
       Block* block = it->second;
       it = pending_.erase(it);
-      if (--block->event_count == 0) release_to_pool(block);
+      if (--block->event_count == 0) complete_free(block, nullptr);
     }
   }
 
@@ -313,6 +423,11 @@ class DeviceCache {
           continue;
         }
         it = pool->blocks.erase(it);
+        if (history_recording()) {
+          trace_.record(TraceEntry::SEGMENT_FREE, device_, block->ptr, block->size, block->stream,
+                        block->segment->context);
+        }
+        segments_.erase(reinterpret_cast<uintptr_t>(block->ptr));
         ++stats_.num_device_free;
         update(stats_.segment, pool->is_small, -1);
         update(stats_.reserved_bytes, pool->is_small, -static_cast<int64_t>(block->size));
@@ -339,6 +454,8 @@ class DeviceCache {
   BlockPool large_;
   std::deque<std::pair<std::shared_ptr<FooEvent>, Block*>> pending_;
   DeviceStats stats_;
+  std::map<uintptr_t, Segment> segments_;  // by address, for snapshots
+  TraceRing trace_;
 };
 
 void raw_delete(void* ptr);
@@ -377,6 +494,15 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
   }
 
   DeviceStats getDeviceStats(c10::DeviceIndex device) override { return cache(device).stats(); }
+
+  MemorySnapshot snapshot() {
+    MemorySnapshot result;
+    result.device_traces.resize(is_initialized() ? device_count() : 0);
+    for (c10::DeviceIndex d = 0; d < static_cast<c10::DeviceIndex>(result.device_traces.size()); ++d) {
+      if (caches_[d]) caches_[d]->snapshot(result.segments, result.device_traces[d]);
+    }
+    return result;
+  }
 
   void resetAccumulatedStats(c10::DeviceIndex device) override { cache(device).reset_accumulated(); }
 
@@ -420,6 +546,8 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 }  // namespace
 
 c10::DeviceAllocator* getFooDeviceAllocator() { return &g_allocator; }
+
+MemorySnapshot memory_snapshot() { return g_allocator.snapshot(); }
 
 
 }  // namespace foo

@@ -12,10 +12,24 @@
 // N MiB and more from being split.
 #pragma once
 
+#include <vector>
+
 #include <c10/core/CachingDeviceAllocator.h>
+
+#include "runtime/FooMemoryHistory.h"
 
 namespace foo {
 
 c10::DeviceAllocator* getFooDeviceAllocator();
+
+// The allocator's state for torch.foo.memory._snapshot(): every segment of
+// every device with its blocks (in address order), and each device's
+// recorded trace (oldest first; see FooMemoryHistory.h for what is recorded).
+struct MemorySnapshot {
+  std::vector<SegmentInfo> segments;
+  std::vector<std::vector<TraceEntry>> device_traces;  // indexed by device
+};
+
+MemorySnapshot memory_snapshot();
 
 }  // namespace foo

@@ -5,6 +5,8 @@
 #include <type_traits>
 #include <utility>
 
+#include <foo_sim/foo_profiler.h>
+
 #include "runtime/FooException.h"
 #include "runtime/FooStream.h"
 
@@ -21,11 +23,12 @@ void run_boxed_kernel(void* data) {
 // `fn` runs once on an executor of the stream's device after the work
 // queued before it; an exception it throws becomes the stream's
 // asynchronous error, reported by the first synchronization that covers it.
+// `name` (static storage: an operator's name) is what the profiler shows.
 template <class F>
-void launch_kernel(const FooStream& stream, F&& fn) {
+void launch_kernel(const FooStream& stream, F&& fn, const char* name) {
   using Fn = std::decay_t<F>;
   auto boxed = std::make_unique<Fn>(std::forward<F>(fn));
-  fooError_t e = fooLaunchHostFunc(stream.stream(), &detail::run_boxed_kernel<Fn>, boxed.get());
+  fooError_t e = fooLaunchKernel(stream.stream(), &detail::run_boxed_kernel<Fn>, boxed.get(), name);
   // foo_sim owns the box once the launch was accepted, even if the kernel
   // already ran and failed (FOO_SIM_LAUNCH_BLOCKING=1).
   if (e == fooSuccess || e == fooErrorLaunchFailure) boxed.release();

@@ -102,3 +102,12 @@ def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
                  f"{stats.get('num_device_free', 0):>12}")
     lines.append("=" * width)
     return "\n".join(lines) + "\n"
+
+
+# History and snapshots, in torch.cuda.memory's private API and format.
+from torch_foo.foo._memory_snapshot import (  # noqa: E402
+    _attach_out_of_memory_observer,
+    _dump_snapshot,
+    _record_memory_history,
+    _snapshot,
+)

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "error.h"
+#include "profiler.h"
 #include "runtime.h"
 
 using foo_sim::Allocation;
@@ -62,6 +63,21 @@ fooError_t plan_copy(Runtime* rt, void* dst, const void* src, size_t count, fooM
   return check_kind(kind, plan->dst, plan->src, what);
 }
 
+// The profiler's name for a copy, by what its two sides are.
+const char* copy_name(const Plan& p) {
+  if (is_device(p.src) && is_device(p.dst)) return p.src.device == p.dst.device ? "Memcpy DtoD" : "Memcpy PtoP";
+  if (is_device(p.dst)) return "Memcpy HtoD";
+  if (is_device(p.src)) return "Memcpy DtoH";
+  return "Memcpy HtoH";
+}
+
+fooMemcpyKind actual_kind(const Plan& p) {
+  if (is_device(p.src) && is_device(p.dst)) return fooMemcpyDeviceToDevice;
+  if (is_device(p.dst)) return fooMemcpyHostToDevice;
+  if (is_device(p.src)) return fooMemcpyDeviceToHost;
+  return fooMemcpyHostToHost;
+}
+
 // The device whose default stream orders a synchronous copy.
 int ordering_device(const Plan& p, int current) {
   if (is_device(p.dst)) return p.dst.device;
@@ -95,6 +111,7 @@ fooError_t fooMemcpy(void* dst, const void* src, size_t count, fooMemcpyKind kin
   }
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   auto* stream = rt->scheduler().default_stream(ordering_device(plan, rt->current_device()));
+  foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
   return rt->scheduler().launch_and_wait(stream, [=] { std::memmove(dst, src, count); });
 }
 
@@ -108,6 +125,7 @@ fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count, fooMemcpyKin
   // Pageable host memory may be reused by the caller as soon as the call
   // returns, so such a copy completes before returning, as in CUDA.
   bool pageable = plan.dst.type == fooMemoryTypeUnregistered || plan.src.type == fooMemoryTypeUnregistered;
+  foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
   if (pageable) {
     if (fooError_t e = Runtime::check_may_block("fooMemcpyAsync with pageable host memory")) return e;
     return rt->scheduler().launch_and_wait(s, [=] { std::memmove(dst, src, count); });
@@ -122,6 +140,7 @@ fooError_t fooMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevic
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   if (fooError_t e = check_peer(rt, dst, dstDevice, count, "destination", "fooMemcpyPeer")) return e;
   if (fooError_t e = check_peer(rt, src, srcDevice, count, "source", "fooMemcpyPeer")) return e;
+  foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, "Memcpy PtoP", count, fooMemcpyDeviceToDevice);
   return rt->scheduler().launch_and_wait(rt->scheduler().default_stream(srcDevice),
                                          [=] { std::memmove(dst, src, count); });
 }
@@ -133,6 +152,7 @@ fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int src
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   if (fooError_t e = check_peer(rt, dst, dstDevice, count, "destination", "fooMemcpyPeerAsync")) return e;
   if (fooError_t e = check_peer(rt, src, srcDevice, count, "source", "fooMemcpyPeerAsync")) return e;
+  foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, "Memcpy PtoP", count, fooMemcpyDeviceToDevice);
   return rt->scheduler().launch(rt->resolve(stream), [=] { std::memmove(dst, src, count); });
 }
 

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "error.h"
+#include "profiler.h"
 #include "runtime.h"
 
 using foo_sim::Allocation;
@@ -109,6 +110,7 @@ fooError_t fooMemset(void* devPtr, int value, size_t count) {
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   int device;
   if (fooError_t e = check_device_range(rt, devPtr, count, "fooMemset", &device)) return e;
+  foo_sim::profiler::ScopedLabel label(fooActivityKindMemset, "Memset", count);
   return rt->scheduler().launch_and_wait(rt->scheduler().default_stream(device),
                                          [=] { std::memset(devPtr, value, count); });
 }
@@ -119,6 +121,7 @@ fooError_t fooMemsetAsync(void* devPtr, int value, size_t count, fooStream_t str
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   int device;
   if (fooError_t e = check_device_range(rt, devPtr, count, "fooMemsetAsync", &device)) return e;
+  foo_sim::profiler::ScopedLabel label(fooActivityKindMemset, "Memset", count);
   return rt->scheduler().launch(rt->resolve(stream), [=] { std::memset(devPtr, value, count); });
 }
 

@@ -72,6 +72,11 @@ fooError_t fooStreamGetDevice(fooStream_t stream, int* device) {
   return rt->scheduler().stream_info(rt->resolve(stream), device, nullptr, nullptr);
 }
 
+fooError_t fooLaunchKernel(fooStream_t stream, fooHostFn_t fn, void* userData, const char* name) {
+  foo_sim::profiler::ScopedLabel label(fooActivityKindKernel, name);
+  return fooLaunchHostFunc(stream, fn, userData);
+}
+
 fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn, void* userData) {
   if (fn == nullptr) return fail(fooErrorInvalidValue, "fooLaunchHostFunc: fn is NULL");
   Runtime* rt;

@@ -334,6 +334,7 @@ fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
 
 void Scheduler::push(Stream* s, Command c) {
   c.seq = next_seq_++;
+  if (c.kind == Command::Kind::Kernel && profiler::tracing()) profiler::stamp(c.stamp);
   bool was_idle = idle(s);
   s->queue.push_back(std::move(c));
   // A busy or blocked stream is moved on by whoever finishes its head.
@@ -450,7 +451,7 @@ void Scheduler::executor_main(Device* d, int executor) {
     Command c = std::move(s->queue.front());
     s->queue.pop_front();
     lock.unlock();
-    run_kernel(c);
+    run_kernel(c, s);
     lock.lock();
     if (t_kernel_failed) {
       note_error(s, std::make_shared<KernelError>(KernelError{fooErrorLaunchFailure, std::move(t_kernel_message)}));
@@ -481,10 +482,12 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
   d->executor_cv[executor]->wait(lock, [&] { return !d->asleep[executor]; });
 }
 
-void Scheduler::run_kernel(const Command& c) {
+void Scheduler::run_kernel(const Command& c, Stream* s) {
   if (config_.launch_delay_us > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(config_.launch_delay_us));
   }
+  // The stream is running this command, so it outlives the call.
+  int64_t start_ns = c.stamp.traced ? profiler::now_ns() : 0;
   try {
     c.fn(c.data);
   } catch (const std::exception& e) {
@@ -492,6 +495,7 @@ void Scheduler::run_kernel(const Command& c) {
   } catch (...) {
     report_kernel_error("kernel threw an unknown exception");
   }
+  if (c.stamp.traced) profiler::record(c.stamp, s->device->index, s, start_ns, profiler::now_ns());
 }
 
 void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred) {

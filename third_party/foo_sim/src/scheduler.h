@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "foo_sim/foo_runtime.h"
+#include "profiler.h"
 
 namespace foo_sim {
 
@@ -59,6 +60,7 @@ struct Command {
   void* data = nullptr;      // Kernel
   MarkerPtr marker;          // Record, Wait
   uint64_t seq = 0;          // submission order: FIFO among equal priorities
+  ActivityStamp stamp;       // Kernel, while tracing (profiler.h)
 };
 
 }  // namespace foo_sim
@@ -156,7 +158,7 @@ class Scheduler {
   void wait_for_work(Device* d, int executor, Lock& lock);
   // Wakes `preferred` if it sleeps, else any sleeping executor.
   static void wake_executor(Device* d, int preferred);
-  void run_kernel(const Command& c);
+  void run_kernel(const Command& c, Stream* s);
   void on_idle(Stream* s);
   static bool idle(const Stream* s) { return !s->running && s->queue.empty(); }
   static bool device_idle(const Device* d);

@@ -1,0 +1,128 @@
+#include "profiler.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include "error.h"
+#include "runtime.h"
+
+namespace foo_sim {
+namespace profiler {
+
+std::atomic<bool> g_tracing{false};
+
+namespace {
+
+struct Label {
+  fooActivityKind kind;
+  const char* name;
+  uint64_t bytes;
+  fooMemcpyKind memcpy_kind;
+};
+
+thread_local const Label* t_label = nullptr;  // set by ScopedLabel, on the stack
+thread_local Label t_label_storage;
+thread_local uint64_t t_correlation = 0;
+thread_local int t_thread_id = 0;
+
+std::mutex g_mutex;
+std::vector<fooActivity> g_activities;  // guarded by g_mutex
+
+int thread_id() {
+  if (t_thread_id == 0) t_thread_id = static_cast<int>(::syscall(SYS_gettid));
+  return t_thread_id;
+}
+
+}  // namespace
+
+ScopedLabel::ScopedLabel(fooActivityKind kind, const char* name, uint64_t bytes, fooMemcpyKind memcpy_kind) {
+  if (!tracing()) return;
+  t_label_storage = Label{kind, name, bytes, memcpy_kind};
+  t_label = &t_label_storage;
+  set_ = true;
+}
+
+ScopedLabel::~ScopedLabel() {
+  if (set_) t_label = nullptr;
+}
+
+void stamp(ActivityStamp& stamp) {
+  stamp.traced = true;
+  if (t_label != nullptr) {
+    stamp.kind = t_label->kind;
+    stamp.name = t_label->name;
+    stamp.bytes = t_label->bytes;
+    stamp.memcpy_kind = t_label->memcpy_kind;
+  }
+  if (stamp.name == nullptr) stamp.name = "fooLaunchHostFunc";
+  stamp.correlation = t_correlation;
+  stamp.launch_ns = now_ns();
+  stamp.launch_thread = thread_id();
+}
+
+void record(const ActivityStamp& stamp, int device, fooStream_t stream, int64_t start_ns, int64_t end_ns) {
+  fooActivity a{};
+  a.kind = stamp.kind;
+  a.device = device;
+  a.stream = stream;
+  a.name = stamp.name;
+  a.correlationId = stamp.correlation;
+  a.launchNs = stamp.launch_ns;
+  a.startNs = start_ns;
+  a.endNs = end_ns;
+  a.bytes = stamp.bytes;
+  a.memcpyKind = stamp.memcpy_kind;
+  a.launchThread = stamp.launch_thread;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_activities.push_back(a);
+}
+
+}  // namespace profiler
+}  // namespace foo_sim
+
+using namespace foo_sim;
+
+extern "C" {
+
+fooError_t fooProfilerStart(void) {
+  std::lock_guard<std::mutex> lock(profiler::g_mutex);
+  profiler::g_activities.clear();
+  profiler::g_tracing.store(true);
+  return fooSuccess;
+}
+
+fooError_t fooProfilerStop(void) {
+  if (fooError_t e = Runtime::check_may_block("fooProfilerStop")) return e;
+  Runtime* rt = nullptr;
+  // Work launched while tracing records itself when it runs: wait for it.
+  if (Runtime::get(&rt) == fooSuccess && rt->started()) {
+    for (int d = 0; d < rt->config().device_count; ++d) rt->scheduler().wait_device_idle(d);
+  } else {
+    (void)fooGetLastError();  // no runtime, so no work to wait for
+  }
+  profiler::g_tracing.store(false);
+  return fooSuccess;
+}
+
+fooError_t fooProfilerFlush(fooActivityFn_t fn, void* userData) {
+  if (fn == nullptr) return fail(fooErrorInvalidValue, "fooProfilerFlush: fn is NULL");
+  std::vector<fooActivity> taken;
+  {
+    std::lock_guard<std::mutex> lock(profiler::g_mutex);
+    taken.swap(profiler::g_activities);
+  }
+  std::stable_sort(taken.begin(), taken.end(),
+                   [](const fooActivity& a, const fooActivity& b) { return a.launchNs < b.launchNs; });
+  for (const fooActivity& a : taken) fn(&a, userData);
+  return fooSuccess;
+}
+
+int fooProfilerIsActive(void) { return profiler::tracing() ? 1 : 0; }
+
+void fooProfilerSetCorrelationId(unsigned long long id) { profiler::t_correlation = id; }
+
+}  // extern "C"

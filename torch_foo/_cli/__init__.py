@@ -1,0 +1,1 @@
+"""The command line of ``python -m torch_foo`` (see main.py)."""
