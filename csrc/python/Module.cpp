@@ -10,5 +10,6 @@ PYBIND11_MODULE(_C, m) {
   foo::python::bind_streams(m);
   foo::python::bind_tensors(m);
   foo::python::bind_compile(m);
+  foo::python::bind_distributed(m);
   foo::python::install_launch_site_provider();
 }

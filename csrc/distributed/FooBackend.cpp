@@ -1,0 +1,454 @@
+#include "distributed/FooBackend.h"
+
+#include <numeric>
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StreamGuard.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include "distributed/FooWork.h"
+#include "distributed/Staging.h"
+#include "runtime/FooCachingAllocator.h"
+#include "runtime/FooEvent.h"
+#include "runtime/FooException.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooLaunch.h"
+
+namespace foo::distributed {
+namespace {
+
+bool is_foo(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+
+bool all_cpu(const std::vector<at::Tensor>& ts) {
+  return !ts.empty() && std::all_of(ts.begin(), ts.end(), [](const at::Tensor& t) { return t.is_cpu(); });
+}
+
+// NCCL's checks for a tensor the collective uses in place (the messages
+// are NCCL's, so that code written against it sees the same errors).
+void check_single(const at::Tensor& t) {
+  TORCH_CHECK_VALUE(is_foo(t) && t.layout() == c10::kStrided, "Tensors must be foo and dense");
+  TORCH_CHECK_VALUE(t.is_contiguous(t.suggest_memory_format()), "Tensors must be contiguous");
+}
+
+void check_one(const std::vector<at::Tensor>& ts, const char* op) {
+  TORCH_CHECK_VALUE(ts.size() == 1, "fooccl ", op, ": expecting one tensor per process, got ", ts.size());
+  check_single(ts[0]);
+}
+
+void check_list(const std::vector<at::Tensor>& ts, const at::Tensor& like, const char* op, const char* what) {
+  for (const at::Tensor& t : ts) {
+    TORCH_CHECK_VALUE(is_foo(t) && t.layout() == c10::kStrided, "fooccl ", op, ": every ", what,
+                      " must be a dense foo tensor, got one on ", t.device());
+    TORCH_CHECK_VALUE(t.device() == like.device(), "fooccl ", op, ": every ", what, " must be on ", like.device(),
+                      ", got one on ", t.device());
+    TORCH_CHECK_VALUE(t.numel() == like.numel(), "fooccl ", op, ": every ", what, " must have ", like.numel(),
+                      " elements, as the ", is_foo(like) ? "tensor it pairs with" : "input", " does; got ",
+                      t.numel());
+  }
+}
+
+// gloo has no PREMUL_SUM: the factor is applied to the staged input, then
+// gloo sums. Returns the factor (1 for other operations) and rewrites op.
+double premul_factor(c10d::ReduceOp& op) {
+  if (op.op_ != c10d::ReduceOp::PREMUL_SUM) return 1.0;
+  auto* s = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+  TORCH_CHECK(s != nullptr, "fooccl: PREMUL_SUM without a factor");
+  double factor = s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
+  op = c10d::ReduceOp(c10d::ReduceOp::SUM);
+  return factor;
+}
+
+// The message of a gloo failure, without C++ backtraces.
+std::string describe(const std::exception& e) {
+  if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+}  // namespace
+
+FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size, std::chrono::milliseconds timeout)
+    : c10d::Backend(rank, size), gloo_(std::move(gloo)) {
+  TORCH_CHECK(gloo_, "fooccl needs a gloo process group");
+  TORCH_CHECK(gloo_->getRank() == rank && gloo_->getSize() == size, "fooccl: the gloo group has rank ",
+              gloo_->getRank(), " of ", gloo_->getSize(), ", not ", rank, " of ", size);
+}
+
+FooBackend::~FooBackend() {
+  // Queued kernels hold their own reference to gloo; the streams are
+  // released once their work has run.
+  for (auto& lanes : streams_) {
+    for (auto& s : lanes) {
+      if (s) fooStreamDestroy(s->stream());
+    }
+  }
+}
+
+void FooBackend::shutdown() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& lanes : streams_) {
+    for (auto& s : lanes) {
+      // A failure belongs to the Work that carries it, not to shutdown.
+      if (s && fooStreamSynchronize(s->stream()) != fooSuccess) fooGetLastError();
+    }
+  }
+}
+
+const FooStream& FooBackend::stream_for(Lane lane, c10::DeviceIndex device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (streams_.size() <= static_cast<size_t>(device)) streams_.resize(device + 1);
+  std::optional<FooStream>& slot = streams_[device][lane];
+  if (!slot) {
+    // A stream of its own, not one from the pool that user code may also
+    // get: an exchange occupies its stream until every peer has joined.
+    c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
+    int least = 0, greatest = 0;
+    FOO_CHECK(fooDeviceGetStreamPriorityRange(&least, &greatest));
+    fooStream_t s = nullptr;
+    FOO_CHECK(fooStreamCreateWithPriority(&s, fooStreamDefault, greatest));
+    slot = getStreamFromExternal(s, device);
+  }
+  return *slot;
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
+  c10::DeviceGuard device_guard(c.device);
+  FooStream current = getCurrentFooStream(c.device.index());
+  const FooStream& internal = stream_for(c.lane, c.device.index());
+  {
+    // Ordered after what the caller already queued.
+    FooEvent ready;
+    ready.record(current);
+    ready.block(internal);
+  }
+  auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking);
+  {
+    c10::StreamGuard stream_guard(internal.unwrap());
+    if (c.stage_in) c.stage_in();
+    std::vector<HostView> views(c.staged.begin(), c.staged.end());
+    launch_kernel(internal, [gloo = gloo_, views = std::move(views), call = std::move(c.call), name = c.name] {
+      std::vector<at::Tensor> cpu;
+      cpu.reserve(views.size());
+      for (const HostView& v : views) cpu.push_back(v.tensor());
+      try {
+        c10::intrusive_ptr<c10d::Work> w = call(*gloo, cpu);
+        if (w) w->wait();
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("fooccl ") + name + " failed: " + describe(e));
+      }
+    });
+    if (c.stage_out) c.stage_out();
+  }
+  // As NCCL does: the caching allocator must not hand this memory to the
+  // caller's streams before the internal stream is done with it.
+  for (const at::Tensor& t : c.device_tensors) {
+    if (t.defined() && t.storage().nbytes() > 0 && internal != current) {
+      getFooDeviceAllocator()->recordStream(t.storage().data_ptr(), internal.unwrap());
+    }
+  }
+  release_after(c.staged, internal);
+  work->record_end(internal);
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& tensors,
+                                                     const c10d::AllreduceOptions& opts) {
+  if (all_cpu(tensors)) return gloo_->allreduce(tensors, opts);
+  check_one(tensors, "all_reduce");
+  at::Tensor t = tensors[0];
+  c10d::AllreduceOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  at::Tensor s = pinned_like(t);
+  Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
+  c.device = t.device();
+  c.staged = {s};
+  c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    if (factor != 1.0) cpu[0].mul_(factor);
+    return g.allreduce(cpu, o);
+  };
+  c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  c.device_tensors = {t};
+  c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& tensors,
+                                                     const c10d::BroadcastOptions& opts) {
+  if (all_cpu(tensors)) return gloo_->broadcast(tensors, opts);
+  check_one(tensors, "broadcast");
+  at::Tensor t = tensors[0];
+  bool root = opts.rootRank == rank_;
+  at::Tensor s = pinned_like(t);
+  Collective c{"broadcast", c10d::OpType::BROADCAST};
+  c.device = t.device();
+  c.staged = {s};
+  if (root) c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.broadcast(cpu, opts); };
+  if (!root) c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  c.device_tensors = {t};
+  c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+  if (all_cpu(tensors)) return gloo_->reduce(tensors, opts);
+  check_one(tensors, "reduce");
+  at::Tensor t = tensors[0];
+  c10d::ReduceOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  // As with NCCL, only the root's tensor receives the result.
+  bool root = opts.rootRank == rank_;
+  at::Tensor s = pinned_like(t);
+  Collective c{"reduce", c10d::OpType::REDUCE};
+  c.device = t.device();
+  c.staged = {s};
+  c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    if (factor != 1.0) cpu[0].mul_(factor);
+    return g.reduce(cpu, o);
+  };
+  if (root) c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  c.device_tensors = {t};
+  c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& opts) {
+  if (all_cpu(inputs)) return gloo_->allgather(outputs, inputs, opts);
+  check_one(inputs, "all_gather");
+  TORCH_CHECK_VALUE(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
+                    "fooccl all_gather: expecting one list of ", size_, " output tensors");
+  at::Tensor in = inputs[0];
+  std::vector<at::Tensor> outs = outputs[0];
+  check_list(outs, in, "all_gather", "output");
+  const int64_t n = in.numel();
+  at::Tensor s_in = pinned_like(in);
+  // gloo gathers into one flat buffer; each output takes its slice with a
+  // copy, which (as with NCCL) may also convert its dtype or layout.
+  at::Tensor s_out = pinned_flat(n * size_, in.scalar_type());
+  Collective c{"all_gather", c10d::OpType::ALLGATHER};
+  c.device = in.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    return g._allgather_base(cpu[1], cpu[0], opts);
+  };
+  c.stage_out = [s_out, outs, n]() mutable {
+    for (size_t j = 0; j < outs.size(); ++j) {
+      outs[j].copy_(s_out.narrow(0, static_cast<int64_t>(j) * n, n).view(outs[j].sizes()), true);
+    }
+  };
+  c.device_tensors = outs;
+  c.device_tensors.push_back(in);
+  c.outputs = outs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                           const c10d::AllgatherOptions& opts) {
+  if (input.is_cpu() && output.is_cpu()) return gloo_->_allgather_base(output, input, opts);
+  check_single(input);
+  check_single(output);
+  TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "output tensor must have the same type as input tensor");
+  TORCH_CHECK_VALUE(input.numel() * size_ == output.numel(),
+                    "output tensor size must be equal to world_size times input tensor size");
+  at::Tensor in = input, out = output;
+  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+  Collective c{"all_gather_into_tensor", c10d::OpType::_ALLGATHER_BASE};
+  c.device = in.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    at::Tensor flat_out = cpu[1].view(-1), flat_in = cpu[0].view(-1);
+    return g._allgather_base(flat_out, flat_in, opts);
+  };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = {in, out};
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                          std::vector<std::vector<at::Tensor>>& inputs,
+                                                          const c10d::ReduceScatterOptions& opts) {
+  if (all_cpu(outputs)) return gloo_->reduce_scatter(outputs, inputs, opts);
+  check_one(outputs, "reduce_scatter");
+  TORCH_CHECK_VALUE(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+                    "fooccl reduce_scatter: expecting one list of ", size_, " input tensors");
+  at::Tensor out = outputs[0];
+  std::vector<at::Tensor> ins = inputs[0];
+  check_list(ins, out, "reduce_scatter", "input");
+  c10d::ReduceScatterOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  const int64_t n = out.numel();
+  // The inputs are packed into one flat buffer, converted to the output's
+  // dtype by the copies, as NCCL flattens them.
+  at::Tensor s_in = pinned_flat(n * size_, out.scalar_type());
+  at::Tensor s_out = pinned_like(out);
+  Collective c{"reduce_scatter", c10d::OpType::REDUCE_SCATTER};
+  c.device = out.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, ins, n]() mutable {
+    for (size_t j = 0; j < ins.size(); ++j) {
+      s_in.narrow(0, static_cast<int64_t>(j) * n, n).view(ins[j].sizes()).copy_(ins[j], true);
+    }
+  };
+  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    if (factor != 1.0) cpu[0].mul_(factor);
+    at::Tensor flat_out = cpu[1].view(-1);
+    return g._reduce_scatter_base(flat_out, cpu[0], o);
+  };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = ins;
+  c.device_tensors.push_back(out);
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                                const c10d::ReduceScatterOptions& opts) {
+  if (input.is_cpu() && output.is_cpu()) return gloo_->_reduce_scatter_base(output, input, opts);
+  check_single(input);
+  check_single(output);
+  TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "input tensor must be the same type as the output tensor.");
+  TORCH_CHECK_VALUE(input.numel() == output.numel() * size_,
+                    "input tensor must be the same size as output size times world size");
+  at::Tensor in = input, out = output;
+  c10d::ReduceScatterOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+  Collective c{"reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE};
+  c.device = in.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    at::Tensor flat_in = cpu[0].view(-1), flat_out = cpu[1].view(-1);
+    if (factor != 1.0) flat_in.mul_(factor);
+    return g._reduce_scatter_base(flat_out, flat_in, o);
+  };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = {in, out};
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                         std::vector<int64_t>& output_splits,
+                                                         std::vector<int64_t>& input_splits,
+                                                         const c10d::AllToAllOptions& opts) {
+  if (input.is_cpu() && output.is_cpu()) {
+    return gloo_->alltoall_base(output, input, output_splits, input_splits, opts);
+  }
+  check_single(input);
+  check_single(output);
+  TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "fooccl all_to_all_single: input and output must have the same dtype, got ",
+                    input.dtype(), " and ", output.dtype());
+  at::Tensor in = input, out = output;
+  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+  Collective c{"all_to_all_single", c10d::OpType::ALLTOALL_BASE};
+  c.device = in.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  c.call = [opts, output_splits, input_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
+    return g.alltoall_base(cpu[1], cpu[0], output_splits, input_splits, opts);
+  };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = {in, out};
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                                    const c10d::AllToAllOptions& opts) {
+  if (all_cpu(inputs) && all_cpu(outputs)) return gloo_->alltoall(outputs, inputs, opts);
+  TORCH_CHECK_VALUE(static_cast<int>(inputs.size()) == size_ && static_cast<int>(outputs.size()) == size_,
+                    "fooccl all_to_all: expecting ", size_, " input and ", size_, " output tensors, got ",
+                    inputs.size(), " and ", outputs.size());
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const at::Tensor& t : *list) {
+      TORCH_CHECK_VALUE(is_foo(t) && t.layout() == c10::kStrided && t.device() == inputs[0].device(),
+                        "fooccl all_to_all: every tensor must be a dense foo tensor on ", inputs[0].device());
+    }
+  }
+  // One flat buffer each way, split by element counts; the copies in and
+  // out handle any layout.
+  std::vector<int64_t> in_splits, out_splits;
+  for (const at::Tensor& t : inputs) in_splits.push_back(t.numel());
+  for (const at::Tensor& t : outputs) out_splits.push_back(t.numel());
+  const auto dtype = inputs[0].scalar_type();
+  at::Tensor s_in = pinned_flat(std::accumulate(in_splits.begin(), in_splits.end(), int64_t{0}), dtype);
+  at::Tensor s_out = pinned_flat(std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0}), dtype);
+  std::vector<at::Tensor> ins = inputs, outs = outputs;
+  Collective c{"all_to_all", c10d::OpType::ALLTOALL};
+  c.device = inputs[0].device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, ins, in_splits]() mutable {
+    int64_t at = 0;
+    for (size_t j = 0; j < ins.size(); ++j) {
+      s_in.narrow(0, at, in_splits[j]).view(ins[j].sizes()).copy_(ins[j], true);
+      at += in_splits[j];
+    }
+  };
+  c.call = [opts, in_splits, out_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
+    return g.alltoall_base(cpu[1], cpu[0], out_splits, in_splits, opts);
+  };
+  c.stage_out = [s_out, outs, out_splits]() mutable {
+    int64_t at = 0;
+    for (size_t j = 0; j < outs.size(); ++j) {
+      outs[j].copy_(s_out.narrow(0, at, out_splits[j]).view(outs[j].sizes()), true);
+      at += out_splits[j];
+    }
+  };
+  c.device_tensors = ins;
+  c.device_tensors.insert(c.device_tensors.end(), outs.begin(), outs.end());
+  c.outputs = outs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
+  if (all_cpu(tensors)) return gloo_->send(tensors, dst, tag);
+  check_one(tensors, "send");
+  at::Tensor t = tensors[0];
+  at::Tensor s = pinned_like(t);
+  Collective c{"send", c10d::OpType::SEND, kSend};
+  c.device = t.device();
+  c.staged = {s};
+  c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.call = [dst, tag](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.send(cpu, dst, tag); };
+  c.device_tensors = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
+  if (all_cpu(tensors)) return gloo_->recv(tensors, src, tag);
+  check_one(tensors, "recv");
+  at::Tensor t = tensors[0];
+  at::Tensor s = pinned_like(t);
+  Collective c{"recv", c10d::OpType::RECV, kRecv};
+  c.device = t.device();
+  c.staged = {s};
+  c.call = [src, tag](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.recv(cpu, src, tag); };
+  c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  c.device_tensors = {t};
+  c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::barrier(const c10d::BarrierOptions& opts) {
+  // As NCCL's barrier: ordered on the current foo device's stream, and its
+  // wait() blocks the host until every rank has arrived.
+  c10d::BarrierOptions o;
+  o.timeout = opts.timeout;
+  Collective c{"barrier", c10d::OpType::BARRIER};
+  c.device = opts.device && opts.device->type() == c10::DeviceType::PrivateUse1
+                 ? *opts.device
+                 : c10::Device(c10::DeviceType::PrivateUse1, current_device());
+  c.call = [o](c10d::Backend& g, std::vector<at::Tensor>&) { return g.barrier(o); };
+  c.host_blocking = true;
+  return launch(std::move(c));
+}
+
+}  // namespace foo::distributed

@@ -1,0 +1,85 @@
+"""fooccl when things go wrong: a rank that dies, shapes that do not match
+across ranks, and what destroying the process group gives back."""
+
+import torch
+
+from dist_harness import DIE, init, run_ranks
+
+
+def _error_of(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the test reports what was raised
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _rank_dies(rank, world, store):
+    import torch.distributed as dist
+
+    dev = init(rank, world, store, timeout_s=10)
+    t = torch.ones(16, device=dev)
+    dist.all_reduce(t)
+    torch.foo.synchronize()
+    if rank == 1:
+        return DIE                       # gone without a word, as a crash
+    # The survivor's next collective fails (gloo sees the peer go, or the
+    # group's timeout expires) instead of waiting forever; the error comes
+    # with the first synchronization that covers it, as a kernel's would.
+    def collective():
+        dist.all_reduce(t)
+        torch.foo.synchronize()
+
+    error = _error_of(collective)
+    # The device stays usable afterwards.
+    ok = (torch.ones(3, device=dev) * 2).sum().item()
+    return {"error": error, "usable": ok}
+
+
+def test_a_dead_rank_fails_the_others_within_the_timeout(tmp_path):
+    out = run_ranks(_rank_dies, 2, tmp_path, timeout=60, allow_dead={1})
+    error = out[0]["error"]
+    assert error is not None and "fooccl all_reduce failed" in error, error
+    assert out[0]["usable"] == 6.0
+
+
+def _mismatched(rank, world, store):
+    import torch.distributed as dist
+
+    dev = init(rank, world, store, timeout_s=10)
+    t = torch.ones(4 * (rank + 1), device=dev)
+    errors = {"all_reduce": _error_of(lambda: (dist.all_reduce(t), torch.foo.synchronize()))}
+    return errors
+
+
+def test_mismatched_shapes_raise(tmp_path):
+    for out in run_ranks(_mismatched, 2, tmp_path, timeout=60):
+        assert out["all_reduce"] is not None and "fooccl all_reduce failed" in out["all_reduce"], out
+
+
+def _staging_released(rank, world, store):
+    import torch.distributed as dist
+
+    def held():
+        # What the pinned allocator holds from the runtime once its cache is
+        # emptied: only blocks still in use, or reserved for queued work.
+        torch.accelerator.empty_host_cache()
+        return torch.foo.host_memory_stats()["allocated_bytes.current"]
+
+    dev = init(rank, world, store)
+    t = torch.ones(1 << 18, device=dev)
+    before = held()
+    torch.foo._sleep(300)                 # the collectives below stay queued
+    for _ in range(3):
+        dist.all_reduce(t)
+        dist.all_gather_into_tensor(torch.empty(world << 18, device=dev), t)
+    during = held()
+    dist.destroy_process_group()
+    after = held()
+    return before, during, after
+
+
+def test_destroying_the_group_releases_staging_buffers(tmp_path):
+    for before, during, after in run_ranks(_staging_released, 2, tmp_path):
+        assert during > before        # queued collectives hold pinned staging buffers
+        assert after == before        # destroy_process_group waited for them and let go
