@@ -68,11 +68,10 @@ def _collectives(rank, world, store):
     dist.reduce(t, dst=0, op=dist.ReduceOp.SUM)
     check("reduce", t, sum(expect) if rank == 0 else expect[rank])
 
-    # all_gather (list, with a non-contiguous output and one of another
-    # dtype, which the copies convert as with NCCL) and into one tensor.
+    # all_gather (list, with a non-contiguous output, which the copies out
+    # of the staging buffer fill as NCCL's do) and into one tensor.
     outs = [torch.empty(4, 3, device=dev) for _ in range(world)]
     outs[0] = torch.empty(3, 4, device=dev).t()
-    outs[-1] = torch.empty(4, 3, device=dev, dtype=torch.float64)
     dist.all_gather(outs, _filled(rank, device=dev))
     for r in range(world):
         check(f"all_gather[{r}]", outs[r], expect[r].to(outs[r].dtype))
@@ -149,6 +148,8 @@ def _collectives(rank, world, store):
         "non_contiguous": lambda: dist.all_reduce(torch.zeros(3, 4, device=dev).t()),
         "gather_dtype": lambda: dist.all_gather_into_tensor(
             torch.empty(world * 4, device=dev, dtype=torch.float64), torch.zeros(4, device=dev)),
+        "gather_list_dtype": lambda: dist.all_gather(
+            [torch.empty(4, device=dev, dtype=torch.float64) for _ in range(world)], torch.zeros(4, device=dev)),
         "gather_size": lambda: dist.all_gather_into_tensor(torch.empty(world * 4 + 1, device=dev),
                                                            torch.zeros(4, device=dev)),
         "scatter_dtype": lambda: dist.reduce_scatter_tensor(torch.empty(4, device=dev),
@@ -173,6 +174,7 @@ def test_collectives_on_two_ranks(tmp_path):
         e = out["errors"]
         assert e["non_contiguous"] == ("ValueError", "Tensors must be contiguous")
         assert e["gather_dtype"] == ("ValueError", "output tensor must have the same type as input tensor")
+        assert e["gather_list_dtype"][0] == "ValueError" and "different dtypes" in e["gather_list_dtype"][1]
         assert e["gather_size"] == (
             "ValueError", "output tensor size must be equal to world_size times input tensor size")
         assert e["scatter_dtype"] == ("ValueError", "input tensor must be the same type as the output tensor.")

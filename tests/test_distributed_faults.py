@@ -26,7 +26,7 @@ def _rank_dies(rank, world, store):
     # The survivor's next collective fails (gloo sees the peer go, or the
     # group's timeout expires) instead of waiting forever; the error comes
     # with the first synchronization that covers it, as a kernel's would.
-    def collective():
+    def collective():  # noqa: E306
         dist.all_reduce(t)
         torch.foo.synchronize()
 
@@ -47,14 +47,27 @@ def _mismatched(rank, world, store):
     import torch.distributed as dist
 
     dev = init(rank, world, store, timeout_s=10)
+    errors = {}
+    # gloo itself would abort the process: fooccl compares the ranks' sizes first.
     t = torch.ones(4 * (rank + 1), device=dev)
-    errors = {"all_reduce": _error_of(lambda: (dist.all_reduce(t), torch.foo.synchronize()))}
+    errors["all_reduce"] = _error_of(lambda: (dist.all_reduce(t), torch.foo.synchronize()))
+    out = torch.empty(2 * 4, device=dev)
+    inp = torch.ones(4, device=dev, dtype=torch.float32 if rank == 0 else torch.float64)
+    errors["all_gather_dtype"] = _error_of(
+        lambda: (dist.all_gather_into_tensor(out.to(inp.dtype), inp), torch.foo.synchronize()))
+    # The group still works afterwards.
+    t = torch.ones(4, device=dev)
+    dist.all_reduce(t)
+    errors["after"] = t.cpu().tolist()
+    dist.destroy_process_group()
     return errors
 
 
 def test_mismatched_shapes_raise(tmp_path):
     for out in run_ranks(_mismatched, 2, tmp_path, timeout=60):
-        assert out["all_reduce"] is not None and "fooccl all_reduce failed" in out["all_reduce"], out
+        for op in ("all_reduce", "all_gather_dtype"):
+            assert out[op] is not None and "the ranks' tensors do not match" in out[op], out
+        assert out["after"] == [2.0] * 4
 
 
 def _staging_released(rank, world, store):

@@ -59,6 +59,26 @@ double premul_factor(c10d::ReduceOp& op) {
   return factor;
 }
 
+// gloo aborts the whole process when the ranks' buffers differ in size, so
+// each collective first gathers every rank's signature (operation, dtype,
+// element counts) and fails cleanly, on every rank, if they differ. Runs in
+// the exchange kernel, in the same order on every rank.
+void check_signatures(c10d::Backend& g, const std::vector<int64_t>& mine, const char* name) {
+  const int64_t n = static_cast<int64_t>(mine.size());
+  at::Tensor own = at::tensor(mine, at::kLong);
+  at::Tensor all = at::empty({n * g.getSize()}, at::kLong);
+  g._allgather_base(all, own, c10d::AllgatherOptions())->wait();
+  for (int r = 0; r < g.getSize(); ++r) {
+    at::Tensor theirs = all.narrow(0, r * n, n);
+    if (!at::equal(theirs, own)) {
+      std::vector<int64_t> t(theirs.data_ptr<int64_t>(), theirs.data_ptr<int64_t>() + n);
+      TORCH_CHECK(false, "the ranks' tensors do not match: rank ", g.getRank(), " has ", c10::ArrayRef<int64_t>(mine),
+                  ", rank ", r, " has ", c10::ArrayRef<int64_t>(t),
+                  " (operation, dtype, element counts); a collective needs the same on every rank");
+    }
+  }
+}
+
 // The message of a gloo failure, without C++ backtraces.
 std::string describe(const std::exception& e) {
   if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
@@ -68,7 +88,7 @@ std::string describe(const std::exception& e) {
 }  // namespace
 
 FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size, std::chrono::milliseconds timeout)
-    : c10d::Backend(rank, size), gloo_(std::move(gloo)) {
+    : c10d::Backend(rank, size), gloo_(std::move(gloo)), timeout_(timeout) {
   TORCH_CHECK(gloo_, "fooccl needs a gloo process group");
   TORCH_CHECK(gloo_->getRank() == rank && gloo_->getSize() == size, "fooccl: the gloo group has rank ",
               gloo_->getRank(), " of ", gloo_->getSize(), ", not ", rank, " of ", size);
@@ -121,18 +141,28 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     ready.record(current);
     ready.block(internal);
   }
+  if (c.lane == kCollective && c.signature.empty()) {
+    // By default: the operation, then dtype and size of every staged buffer.
+    c.signature.push_back(static_cast<int64_t>(c.type));
+    for (const at::Tensor& s : c.staged) {
+      c.signature.push_back(static_cast<int64_t>(s.scalar_type()));
+      c.signature.push_back(s.numel());
+    }
+  }
   auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking);
   {
     c10::StreamGuard stream_guard(internal.unwrap());
     if (c.stage_in) c.stage_in();
     std::vector<HostView> views(c.staged.begin(), c.staged.end());
-    launch_kernel(internal, [gloo = gloo_, views = std::move(views), call = std::move(c.call), name = c.name] {
+    launch_kernel(internal, [gloo = gloo_, views = std::move(views), call = std::move(c.call), name = c.name,
+                             timeout = timeout_, signature = std::move(c.signature)] {
       std::vector<at::Tensor> cpu;
       cpu.reserve(views.size());
       for (const HostView& v : views) cpu.push_back(v.tensor());
       try {
+        if (!signature.empty()) check_signatures(*gloo, signature, name);
         c10::intrusive_ptr<c10d::Work> w = call(*gloo, cpu);
-        if (w) w->wait();
+        if (w) w->wait(timeout);
       } catch (const std::exception& e) {
         throw std::runtime_error(std::string("fooccl ") + name + " failed: " + describe(e));
       }
@@ -234,7 +264,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at:
   c.staged = {s_in, s_out};
   c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    return g._allgather_base(cpu[1], cpu[0], opts);
+    at::Tensor flat_in = cpu[0].view(-1);
+    return g._allgather_base(cpu[1], flat_in, opts);
   };
   c.stage_out = [s_out, outs, n]() mutable {
     for (size_t j = 0; j < outs.size(); ++j) {
@@ -269,6 +300,89 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, a
   c.device_tensors = {in, out};
   c.outputs = {out};
   return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::launch_pairs(const char* name, c10d::OpType type,
+                                                        std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs,
+                                                        PairCall each) {
+  TORCH_CHECK_VALUE(!inputs.empty() && inputs.size() == outputs.size(), "fooccl ", name,
+                    ": expecting as many outputs as inputs, got ", outputs.size(), " and ", inputs.size());
+  Collective c{name, type};
+  c.device = inputs[0].device();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_single(inputs[i]);
+    check_single(outputs[i]);
+    TORCH_CHECK_VALUE(inputs[i].device() == c.device && outputs[i].device() == c.device, "fooccl ", name,
+                      ": every tensor must be on ", c.device);
+    c.staged.push_back(pinned_like(inputs[i]));
+    c.staged.push_back(outputs[i].is_same(inputs[i]) ? c.staged.back() : pinned_like(outputs[i]));
+  }
+  c.stage_in = [staged = c.staged, inputs]() mutable {
+    for (size_t i = 0; i < inputs.size(); ++i) staged[2 * i].copy_(inputs[i], true);
+  };
+  c.call = [each, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
+    // One after the other, in the same order on every rank.
+    for (size_t i = 0; i + 1 < cpu.size(); i += 2) {
+      at::Tensor in = cpu[i].view(-1), out = cpu[i + 1].view(-1);
+      if (auto w = each(g, in, out)) w->wait(timeout);
+    }
+    return {};
+  };
+  c.stage_out = [staged = c.staged, outputs]() mutable {
+    for (size_t i = 0; i < outputs.size(); ++i) outputs[i].copy_(staged[2 * i + 1], true);
+  };
+  c.device_tensors = inputs;
+  c.device_tensors.insert(c.device_tensors.end(), outputs.begin(), outputs.end());
+  c.outputs = outputs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                           std::vector<at::Tensor>& inputs,
+                                                                           const c10d::AllgatherOptions& opts) {
+  if (all_cpu(inputs)) return gloo_->allgather_into_tensor_coalesced(outputs, inputs, opts);
+  for (size_t i = 0; i < inputs.size() && i < outputs.size(); ++i) {
+    TORCH_CHECK_VALUE(inputs[i].dtype() == outputs[i].dtype(), "output tensor must have the same type as input tensor");
+    TORCH_CHECK_VALUE(inputs[i].numel() * size_ == outputs[i].numel(),
+                      "output tensor size must be equal to world_size times input tensor size");
+  }
+  return launch_pairs("all_gather_into_tensor_coalesced", c10d::OpType::COALESCED, outputs, inputs,
+                      [opts](c10d::Backend& g, at::Tensor& in, at::Tensor& out) {
+                        return g._allgather_base(out, in, opts);
+                      });
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                               const c10d::AllreduceCoalescedOptions& opts) {
+  if (all_cpu(tensors)) return gloo_->allreduce_coalesced(tensors, opts);
+  c10d::AllreduceOptions o;
+  o.reduceOp = opts.reduceOp;
+  o.timeout = opts.timeout;
+  double factor = premul_factor(o.reduceOp);
+  return launch_pairs("all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, tensors, tensors,
+                      [o, factor](c10d::Backend& g, at::Tensor& in, at::Tensor&) {
+                        if (factor != 1.0) in.mul_(factor);
+                        std::vector<at::Tensor> one{in};
+                        return g.allreduce(one, o);
+                      });
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                           std::vector<at::Tensor>& inputs,
+                                                                           const c10d::ReduceScatterOptions& opts) {
+  if (all_cpu(inputs)) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
+  for (size_t i = 0; i < inputs.size() && i < outputs.size(); ++i) {
+    TORCH_CHECK_VALUE(inputs[i].dtype() == outputs[i].dtype(), "input tensor must be the same type as the output tensor.");
+    TORCH_CHECK_VALUE(inputs[i].numel() == outputs[i].numel() * size_,
+                      "input tensor must be the same size as output size times world size");
+  }
+  c10d::ReduceScatterOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  return launch_pairs("reduce_scatter_tensor_coalesced", c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, outputs,
+                      inputs, [o, factor](c10d::Backend& g, at::Tensor& in, at::Tensor& out) {
+                        if (factor != 1.0) in.mul_(factor);
+                        return g._reduce_scatter_base(out, in, o);
+                      });
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -350,6 +464,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at:
   at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
   Collective c{"all_to_all_single", c10d::OpType::ALLTOALL_BASE};
   c.device = in.device();
+  // Ranks may send and receive different amounts: only the dtype must agree.
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
   c.staged = {s_in, s_out};
   c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
   c.call = [opts, output_splits, input_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
@@ -384,6 +500,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& out
   std::vector<at::Tensor> ins = inputs, outs = outputs;
   Collective c{"all_to_all", c10d::OpType::ALLTOALL};
   c.device = inputs[0].device();
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(dtype)};
   c.staged = {s_in, s_out};
   c.stage_in = [s_in, ins, in_splits]() mutable {
     int64_t at = 0;

@@ -55,6 +55,14 @@ class FooBackend : public c10d::Backend {
                                            const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
                                                  const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                     const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
                                                 std::vector<std::vector<at::Tensor>>& inputs,
                                                 const c10d::ReduceScatterOptions& opts) override;
@@ -88,12 +96,23 @@ class FooBackend : public c10d::Backend {
     std::vector<at::Tensor> device_tensors;   // foo memory the internal stream touches
     std::vector<at::Tensor> outputs;          // Work::result() and the future's value
     bool host_blocking = false;
+    // What every rank must agree on (dtype, element counts), compared
+    // across ranks before the data moves; empty for point-to-point.
+    std::vector<int64_t> signature;
   };
 
   c10::intrusive_ptr<c10d::Work> launch(Collective c);
+  // One collective per (output, input) pair, in one Work: `each` runs the
+  // gloo part of one pair on its staged (input, output).
+  using PairCall = std::function<c10::intrusive_ptr<c10d::Work>(c10d::Backend&, at::Tensor& in, at::Tensor& out)>;
+  c10::intrusive_ptr<c10d::Work> launch_pairs(const char* name, c10d::OpType type, std::vector<at::Tensor> outputs,
+                                              std::vector<at::Tensor> inputs, PairCall each);
   const FooStream& stream_for(Lane lane, c10::DeviceIndex device);
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
+  // The group's timeout: how long a kernel waits for gloo before it fails
+  // the collective (gloo's own timeouts do not cover every mismatch).
+  std::chrono::milliseconds timeout_;
   std::mutex mutex_;
   // Created on first use per device and lane; destroyed with the backend.
   std::vector<std::array<std::optional<FooStream>, kLanes>> streams_;
