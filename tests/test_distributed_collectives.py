@@ -21,13 +21,10 @@ def _filled(rank, shape=(4, 3), dtype=torch.float32, device=None):
     return (torch.arange(n, dtype=torch.float64).reshape(shape) % 5 + 1 + rank).to(dtype).to(device)
 
 
-def _collectives(rank, world, store):
+def _collectives(rank, world, dev):
     import torch.distributed as dist
-    import torch_foo
 
     out = {}
-    out["default_for_foo"] = dist.get_default_backend_for_device("foo")
-    dev = init(rank, world, store, device_id=torch.device("foo", rank % torch.foo.device_count()))
     out["backend"] = dist.get_backend()
     expect = [_filled(r) for r in range(world)]
 
@@ -162,30 +159,24 @@ def _collectives(rank, world, store):
             errors[name] = (type(e).__name__, str(e).splitlines()[0])
     out["errors"] = errors
     dist.barrier()
-    dist.destroy_process_group()
     return out
 
 
-def test_collectives_on_two_ranks(tmp_path):
-    results = run_ranks(_collectives, 2, tmp_path)
-    for out in results:
-        assert out["default_for_foo"] == "fooccl"
-        assert "fooccl" in out["backend"]
-        e = out["errors"]
-        assert e["non_contiguous"] == ("ValueError", "Tensors must be contiguous")
-        assert e["gather_dtype"] == ("ValueError", "output tensor must have the same type as input tensor")
-        assert e["gather_list_dtype"][0] == "ValueError" and "different dtypes" in e["gather_list_dtype"][1]
-        assert e["gather_size"] == (
-            "ValueError", "output tensor size must be equal to world_size times input tensor size")
-        assert e["scatter_dtype"] == ("ValueError", "input tensor must be the same type as the output tensor.")
+def _check_collectives(out):
+    assert "fooccl" in out["backend"]
+    e = out["errors"]
+    assert e["non_contiguous"] == ("ValueError", "Tensors must be contiguous")
+    assert e["gather_dtype"] == ("ValueError", "output tensor must have the same type as input tensor")
+    assert e["gather_list_dtype"][0] == "ValueError" and "different dtypes" in e["gather_list_dtype"][1]
+    assert e["gather_size"] == (
+        "ValueError", "output tensor size must be equal to world_size times input tensor size")
+    assert e["scatter_dtype"] == ("ValueError", "input tensor must be the same type as the output tensor.")
 
 
-def _stream_semantics(rank, world, store):
+def _stream_semantics(rank, world, dev):
     import torch.distributed as dist
-    import torch_foo  # noqa: F401
 
     foo = torch.foo
-    dev = init(rank, world, store)
     out = {}
 
     # A collective is ordered after the work queued on the current stream:
@@ -237,21 +228,36 @@ def _stream_semantics(rank, world, store):
     work.wait()
     foo.synchronize()
     out["protected"] = [gathered[r << 16].item() for r in range(world)] + [other[0].item()]
+    return out
 
+
+def _check_stream_semantics(out, world):
+    total = float(sum(r + 1 for r in range(world)))
+    assert out["returned_before_done"], "async all_reduce waited for the stream"
+    assert out["wait_did_not_block_host"], "Work.wait() blocked the host"
+    assert out["sum"] == [total] * 4
+    assert out["doubled"] == [2 * total] * 4
+    assert out["completed_after_sync"]
+    assert out["synchronized_on_side_stream"] == [0.0] * 8
+    assert out["future"] == [total] * 8
+    assert out["chained"] == [10 * total] * 8
+    assert out["protected"] == [float(r + 1) for r in range(world)] + [-7.0]
+
+
+def _job(rank, world, store):
+    import torch.distributed as dist
+
+    default_for_foo = dist.get_default_backend_for_device("foo")
+    dev = init(rank, world, store, device_id=torch.device("foo", rank % torch.foo.device_count()))
+    out = {"default_for_foo": default_for_foo, "collectives": _collectives(rank, world, dev),
+           "stream": _stream_semantics(rank, world, dev)}
     dist.destroy_process_group()
     return out
 
 
-def test_stream_semantics(tmp_path):
+def test_collectives_and_stream_semantics(tmp_path):
     world = 2
-    for rank, out in enumerate(run_ranks(_stream_semantics, world, tmp_path)):
-        total = float(sum(r + 1 for r in range(world)))
-        assert out["returned_before_done"], "async all_reduce waited for the stream"
-        assert out["wait_did_not_block_host"], "Work.wait() blocked the host"
-        assert out["sum"] == [total] * 4
-        assert out["doubled"] == [2 * total] * 4
-        assert out["completed_after_sync"]
-        assert out["synchronized_on_side_stream"] == [0.0] * 8
-        assert out["future"] == [total] * 8
-        assert out["chained"] == [10 * total] * 8
-        assert out["protected"] == [float(r + 1) for r in range(world)] + [-7.0]
+    for out in run_ranks(_job, world, tmp_path):
+        assert out["default_for_foo"] == "fooccl"
+        _check_collectives(out["collectives"])
+        _check_stream_semantics(out["stream"], world)

@@ -43,12 +43,10 @@ def test_a_dead_rank_fails_the_others_within_the_timeout(tmp_path):
     assert out[0]["usable"] == 6.0
 
 
-def _mismatched(rank, world, store):
+def _mismatched(rank, world, dev):
     import torch.distributed as dist
 
-    dev = init(rank, world, store, timeout_s=10)
     errors = {}
-    # gloo itself would abort the process: fooccl compares the ranks' sizes first.
     t = torch.ones(4 * (rank + 1), device=dev)
     errors["all_reduce"] = _error_of(lambda: (dist.all_reduce(t), torch.foo.synchronize()))
     out = torch.empty(2 * 4, device=dev)
@@ -59,18 +57,10 @@ def _mismatched(rank, world, store):
     t = torch.ones(4, device=dev)
     dist.all_reduce(t)
     errors["after"] = t.cpu().tolist()
-    dist.destroy_process_group()
     return errors
 
 
-def test_mismatched_shapes_raise(tmp_path):
-    for out in run_ranks(_mismatched, 2, tmp_path, timeout=60):
-        for op in ("all_reduce", "all_gather_dtype"):
-            assert out[op] is not None and "the ranks' tensors do not match" in out[op], out
-        assert out["after"] == [2.0] * 4
-
-
-def _staging_released(rank, world, store):
+def _staging_released(rank, world, dev):
     import torch.distributed as dist
 
     def held():
@@ -79,7 +69,6 @@ def _staging_released(rank, world, store):
         torch.accelerator.empty_host_cache()
         return torch.foo.host_memory_stats()["allocated_bytes.current"]
 
-    dev = init(rank, world, store)
     t = torch.ones(1 << 18, device=dev)
     before = held()
     torch.foo._sleep(300)                 # the collectives below stay queued
@@ -92,7 +81,18 @@ def _staging_released(rank, world, store):
     return before, during, after
 
 
-def test_destroying_the_group_releases_staging_buffers(tmp_path):
-    for before, during, after in run_ranks(_staging_released, 2, tmp_path):
+def _mismatch_then_destroy(rank, world, store):
+    dev = init(rank, world, store, timeout_s=10)
+    return {"mismatched": _mismatched(rank, world, dev), "staging": _staging_released(rank, world, dev)}
+
+
+def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
+    for out in run_ranks(_mismatch_then_destroy, 2, tmp_path, timeout=60):
+        errors = out["mismatched"]
+        # gloo itself would abort the process: fooccl compares the ranks' sizes first.
+        for op in ("all_reduce", "all_gather_dtype"):
+            assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
+        assert errors["after"] == [2.0] * 4          # the group still works
+        before, during, after = out["staging"]
         assert during > before        # queued collectives hold pinned staging buffers
         assert after == before        # destroy_process_group waited for them and let go

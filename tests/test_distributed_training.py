@@ -1,7 +1,6 @@
 """DDP and FSDP2 on foo with fooccl, against a single-process reference
 that trains the same model on the concatenated batch."""
 
-import pytest
 import torch
 
 from dist_harness import init, run_ranks
@@ -65,11 +64,9 @@ class _null:
         return False
 
 
-def _ddp(rank, world, store):
-    import torch.distributed as dist
+def _ddp(rank, world, dev, only=None):
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    dev = init(rank, world, store)
     results = {}
     cases = {
         # Tiny buckets: several allreduces per backward, overlapping it.
@@ -80,6 +77,8 @@ def _ddp(rank, world, store):
         "amp": dict(ddp=dict(), micro=1, amp=True),
     }
     for name, case in cases.items():
+        if only is not None and name not in only:
+            continue
         batches = _batches(world, case["micro"])
         # Ranks start from different weights: DDP must broadcast rank 0's.
         torch.manual_seed(rank)
@@ -97,21 +96,12 @@ def _ddp(rank, world, store):
         for k in want:
             torch.testing.assert_close(got[k], want[k], **tol, msg=lambda m: f"{name} {k} rank {rank}: {m}")
         results[name] = True
-    dist.destroy_process_group()
     return results
 
 
-@pytest.mark.parametrize("world", [2, 4])
-def test_ddp_matches_single_process(tmp_path, world):
-    for out in run_ranks(_ddp, world, tmp_path, timeout=150):
-        assert out == {"buckets": True, "no_sync": True, "unused": True, "amp": True}
-
-
-def _fsdp(rank, world, store):
-    import torch.distributed as dist
+def _fsdp(rank, world, dev):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-    dev = init(rank, world, store)
     results = {}
     for name, (reshard, mp) in {
         "reshard": (True, None),
@@ -133,10 +123,43 @@ def _fsdp(rank, world, store):
         for k in want:
             torch.testing.assert_close(got[k], want[k], **tol, msg=lambda m: f"{name} {k} rank {rank}: {m}")
         results[name] = True
-    dist.destroy_process_group()
     return results
 
 
-def test_fsdp2_matches_single_process(tmp_path):
-    for out in run_ranks(_fsdp, 2, tmp_path, timeout=150):
-        assert out == {"reshard": True, "keep": True, "mixed": True}
+def _two_ranks(rank, world, store):
+    import torch.distributed as dist
+
+    dev = init(rank, world, store)
+    out = {"ddp": _ddp(rank, world, dev), "fsdp": _fsdp(rank, world, dev)}
+    dist.destroy_process_group()
+    return out
+
+
+def test_ddp_and_fsdp2_on_two_ranks_match_single_process(tmp_path):
+    for out in run_ranks(_two_ranks, 2, tmp_path, timeout=150):
+        assert out["ddp"] == {"buckets": True, "no_sync": True, "unused": True, "amp": True}
+        assert out["fsdp"] == {"reshard": True, "keep": True, "mixed": True}
+
+
+def _four_ranks(rank, world, store):
+    import torch.distributed as dist
+
+    # No backend named: foo's default (fooccl), on the device given.
+    dev = init(rank, world, store, backend=None, device_id=torch.device("foo", rank % torch.foo.device_count()))
+    out = {"backend": dist.get_backend(), "ddp": _ddp(rank, world, dev, only={"buckets", "no_sync"})}
+    # Subgroups: the odd ranks, and a group each rank makes with its pair.
+    odd = dist.new_group([1, 3])
+    t = torch.full((4,), float(rank), device=dev)
+    if rank in (1, 3):
+        dist.all_reduce(t, group=odd)
+        out["odd"] = t.cpu().tolist()
+    dist.destroy_process_group()
+    return out
+
+
+def test_ddp_on_four_ranks_with_the_default_backend(tmp_path):
+    for rank, out in enumerate(run_ranks(_four_ranks, 4, tmp_path, timeout=150)):
+        assert out["backend"] == "fooccl"
+        assert out["ddp"] == {"buckets": True, "no_sync": True}
+        if rank in (1, 3):
+            assert out["odd"] == [4.0] * 4
