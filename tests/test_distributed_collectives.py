@@ -56,6 +56,11 @@ def _collectives(rank, world, dev):
     t = _filled(rank, device=dev)
     dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
     check("all_reduce premul_sum", t, sum(expect) * 0.5)
+    # Large enough (5 MiB) to be pipelined in chunks, and channels-last.
+    big = [_filled(r, shape=(5, 4, 256, 256)).contiguous(memory_format=torch.channels_last) for r in range(world)]
+    t = big[rank].to(dev)
+    dist.all_reduce(t, op=dist._make_nccl_premul_sum(2.0))
+    check("chunked all_reduce", t, sum(big) * 2)
 
     # broadcast, reduce (only the root's tensor changes, as with NCCL).
     t = _filled(rank, device=dev)

@@ -49,6 +49,8 @@ def _mismatched(rank, world, dev):
     errors = {}
     t = torch.ones(4 * (rank + 1), device=dev)
     errors["all_reduce"] = _error_of(lambda: (dist.all_reduce(t), torch.foo.synchronize()))
+    big = torch.ones((5 + rank) << 18, device=dev)      # pipelined in chunks
+    errors["all_reduce_chunked"] = _error_of(lambda: (dist.all_reduce(big), torch.foo.synchronize()))
     out = torch.empty(2 * 4, device=dev)
     inp = torch.ones(4, device=dev, dtype=torch.float32 if rank == 0 else torch.float64)
     errors["all_gather_dtype"] = _error_of(
@@ -90,7 +92,7 @@ def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
     for out in run_ranks(_mismatch_then_destroy, 2, tmp_path, timeout=60):
         errors = out["mismatched"]
         # gloo itself would abort the process: fooccl compares the ranks' sizes first.
-        for op in ("all_reduce", "all_gather_dtype"):
+        for op in ("all_reduce", "all_reduce_chunked", "all_gather_dtype"):
             assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
         assert errors["after"] == [2.0] * 4          # the group still works
         before, during, after = out["staging"]

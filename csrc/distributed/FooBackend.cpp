@@ -131,16 +131,13 @@ const FooStream& FooBackend::stream_for(Lane lane, c10::DeviceIndex device) {
   return *slot;
 }
 
-c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
-  c10::DeviceGuard device_guard(c.device);
+const FooStream& FooBackend::begin(Collective& c) {
   FooStream current = getCurrentFooStream(c.device.index());
   const FooStream& internal = stream_for(c.lane, c.device.index());
-  {
-    // Ordered after what the caller already queued.
-    FooEvent ready;
-    ready.record(current);
-    ready.block(internal);
-  }
+  // Ordered after what the caller already queued.
+  FooEvent ready;
+  ready.record(current);
+  ready.block(internal);
   if (c.lane == kCollective && c.signature.empty()) {
     // By default: the operation, then dtype and size of every staged buffer.
     c.signature.push_back(static_cast<int64_t>(c.type));
@@ -149,36 +146,110 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       c.signature.push_back(s.numel());
     }
   }
-  auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking);
-  {
-    c10::StreamGuard stream_guard(internal.unwrap());
-    if (c.stage_in) c.stage_in();
-    std::vector<HostView> views(c.staged.begin(), c.staged.end());
-    launch_kernel(internal, [gloo = gloo_, views = std::move(views), call = std::move(c.call), name = c.name,
-                             timeout = timeout_, signature = std::move(c.signature)] {
-      std::vector<at::Tensor> cpu;
-      cpu.reserve(views.size());
-      for (const HostView& v : views) cpu.push_back(v.tensor());
-      try {
-        if (!signature.empty()) check_signatures(*gloo, signature, name);
-        c10::intrusive_ptr<c10d::Work> w = call(*gloo, cpu);
-        if (w) w->wait(timeout);
-      } catch (const std::exception& e) {
-        throw std::runtime_error(std::string("fooccl ") + name + " failed: " + describe(e));
-      }
-    });
-    if (c.stage_out) c.stage_out();
-  }
+  return internal;
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::end(Collective& c, const FooStream& internal) {
   // As NCCL does: the caching allocator must not hand this memory to the
   // caller's streams before the internal stream is done with it.
+  FooStream current = getCurrentFooStream(c.device.index());
   for (const at::Tensor& t : c.device_tensors) {
     if (t.defined() && t.storage().nbytes() > 0 && internal != current) {
       getFooDeviceAllocator()->recordStream(t.storage().data_ptr(), internal.unwrap());
     }
   }
   release_after(c.staged, internal);
+  auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking);
   work->record_end(internal);
   return work;
+}
+
+// Runs `fn` (which may throw) as a kernel on `internal`; a failure becomes
+// the stream's error, named after the collective.
+template <class F>
+static void exchange_kernel(const FooStream& internal, const char* name, F fn) {
+  launch_kernel(internal, [name, fn = std::move(fn)]() mutable {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("fooccl ") + name + " failed: " + describe(e));
+    }
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
+  c10::DeviceGuard device_guard(c.device);
+  const FooStream& internal = begin(c);
+  {
+    c10::StreamGuard stream_guard(internal.unwrap());
+    if (c.stage_in) c.stage_in();
+    std::vector<HostView> views(c.staged.begin(), c.staged.end());
+    exchange_kernel(internal, c.name, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
+                                       timeout = timeout_, signature = c.signature, name = c.name] {
+      std::vector<at::Tensor> cpu;
+      cpu.reserve(views.size());
+      for (const HostView& v : views) cpu.push_back(v.tensor());
+      if (!signature.empty()) check_signatures(*gloo, signature, name);
+      c10::intrusive_ptr<c10d::Work> w = call(*gloo, cpu);
+      if (w) w->wait(timeout);
+    });
+    if (c.stage_out) c.stage_out();
+  }
+  return end(c, internal);
+}
+
+// A large all_reduce in chunks, so that copies and gloo overlap: chunk k+1
+// is staged while gloo reduces chunk k, and chunk k is copied back while
+// gloo reduces the next ones. On the internal stream:
+//   in 0, start 0, in 1, start 1, ..., finish 0, out 0, finish 1, out 1, ...
+// where "start" hands a chunk to gloo (which runs it on its own threads) and
+// "finish" waits for it. Every rank splits the same way (same size).
+c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_chunked(const at::Tensor& t, const c10d::AllreduceOptions& o,
+                                                             double factor) {
+  const int64_t numel = t.numel();
+  const int64_t chunk = std::max<int64_t>(1, kChunkBytes / t.element_size());
+  const int64_t count = (numel + chunk - 1) / chunk;
+  at::Tensor s = pinned_like(t);
+  // t is dense: its elements fill its storage span in the same order as
+  // the staging buffer's (same strides), so both are split as flat arrays.
+  at::Tensor t_flat = t.as_strided({numel}, {1}, t.storage_offset());
+  at::Tensor s_flat = s.as_strided({numel}, {1}, 0);
+  Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
+  c.device = t.device();
+  c.staged = {s};
+  c.device_tensors = {t};
+  c.outputs = {t};
+  c10::DeviceGuard device_guard(c.device);
+  const FooStream& internal = begin(c);
+  auto pending = std::make_shared<std::vector<c10::intrusive_ptr<c10d::Work>>>(count);
+  {
+    c10::StreamGuard stream_guard(internal.unwrap());
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t at = k * chunk, n = std::min(chunk, numel - at);
+      s_flat.narrow(0, at, n).copy_(t_flat.narrow(0, at, n), true);
+      HostView view(s_flat.narrow(0, at, n));
+      std::vector<int64_t> signature = k == 0 ? c.signature : std::vector<int64_t>{};
+      exchange_kernel(internal, c.name, [gloo = gloo_, view, o, factor, pending, k, signature, name = c.name] {
+        if (!signature.empty()) check_signatures(*gloo, signature, name);
+        // After a failed check or start, later chunks must not reach gloo:
+        // it aborts the process on mismatched sizes.
+        TORCH_CHECK(k == 0 || (*pending)[k - 1], "an earlier chunk failed");
+        std::vector<at::Tensor> cpu{view.tensor()};
+        if (factor != 1.0) cpu[0].mul_(factor);
+        (*pending)[k] = gloo->allreduce(cpu, o);
+      });
+    }
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t at = k * chunk, n = std::min(chunk, numel - at);
+      exchange_kernel(internal, c.name, [pending, k, timeout = timeout_] {
+        c10::intrusive_ptr<c10d::Work> w = std::move((*pending)[k]);
+        TORCH_CHECK(w, "chunk ", k, " was not started");
+        w->wait(timeout);
+      });
+      t_flat.narrow(0, at, n).copy_(s_flat.narrow(0, at, n), true);
+    }
+  }
+  return end(c, internal);
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& tensors,
@@ -188,6 +259,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
   at::Tensor t = tensors[0];
   c10d::AllreduceOptions o = opts;
   double factor = premul_factor(o.reduceOp);
+  if (t.numel() * t.element_size() > kChunkBytes) return allreduce_chunked(t, o, factor);
   at::Tensor s = pinned_like(t);
   Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
   c.device = t.device();

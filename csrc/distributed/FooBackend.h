@@ -101,7 +101,17 @@ class FooBackend : public c10d::Backend {
     std::vector<int64_t> signature;
   };
 
+  // All reduces larger than this are pipelined in chunks of this size.
+  static constexpr int64_t kChunkBytes = 4 << 20;
+
   c10::intrusive_ptr<c10d::Work> launch(Collective c);
+  // launch() in two halves, for collectives that queue their own kernels:
+  // orders the internal stream after the caller's and fills the signature;
+  // then protects the memory used and records the Work's end.
+  const FooStream& begin(Collective& c);
+  c10::intrusive_ptr<c10d::Work> end(Collective& c, const FooStream& internal);
+  c10::intrusive_ptr<c10d::Work> allreduce_chunked(const at::Tensor& t, const c10d::AllreduceOptions& o,
+                                                   double factor);
   // One collective per (output, input) pair, in one Work: `each` runs the
   // gloo part of one pair on its staged (input, output).
   using PairCall = std::function<c10::intrusive_ptr<c10d::Work>(c10d::Backend&, at::Tensor& in, at::Tensor& out)>;
