@@ -114,7 +114,7 @@ void FooBackend::shutdown() {
   }
 }
 
-const FooStream& FooBackend::stream_for(Lane lane, c10::DeviceIndex device) {
+FooStream FooBackend::stream_for(Lane lane, c10::DeviceIndex device) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (streams_.size() <= static_cast<size_t>(device)) streams_.resize(device + 1);
   std::optional<FooStream>& slot = streams_[device][lane];
@@ -131,9 +131,9 @@ const FooStream& FooBackend::stream_for(Lane lane, c10::DeviceIndex device) {
   return *slot;
 }
 
-const FooStream& FooBackend::begin(Collective& c) {
+FooStream FooBackend::begin(Collective& c) {
   FooStream current = getCurrentFooStream(c.device.index());
-  const FooStream& internal = stream_for(c.lane, c.device.index());
+  FooStream internal = stream_for(c.lane, c.device.index());
   // Ordered after what the caller already queued.
   FooEvent ready;
   ready.record(current);
@@ -179,7 +179,7 @@ static void exchange_kernel(const FooStream& internal, const char* name, F fn) {
 
 c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   c10::DeviceGuard device_guard(c.device);
-  const FooStream& internal = begin(c);
+  FooStream internal = begin(c);
   {
     c10::StreamGuard stream_guard(internal.unwrap());
     if (c.stage_in) c.stage_in();
@@ -220,7 +220,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_chunked(const at::Tensor& t
   c.device_tensors = {t};
   c.outputs = {t};
   c10::DeviceGuard device_guard(c.device);
-  const FooStream& internal = begin(c);
+  FooStream internal = begin(c);
   auto pending = std::make_shared<std::vector<c10::intrusive_ptr<c10d::Work>>>(count);
   {
     c10::StreamGuard stream_guard(internal.unwrap());

@@ -108,7 +108,7 @@ class FooBackend : public c10d::Backend {
   // launch() in two halves, for collectives that queue their own kernels:
   // orders the internal stream after the caller's and fills the signature;
   // then protects the memory used and records the Work's end.
-  const FooStream& begin(Collective& c);
+  FooStream begin(Collective& c);
   c10::intrusive_ptr<c10d::Work> end(Collective& c, const FooStream& internal);
   c10::intrusive_ptr<c10d::Work> allreduce_chunked(const at::Tensor& t, const c10d::AllreduceOptions& o,
                                                    double factor);
@@ -117,7 +117,7 @@ class FooBackend : public c10d::Backend {
   using PairCall = std::function<c10::intrusive_ptr<c10d::Work>(c10d::Backend&, at::Tensor& in, at::Tensor& out)>;
   c10::intrusive_ptr<c10d::Work> launch_pairs(const char* name, c10d::OpType type, std::vector<at::Tensor> outputs,
                                               std::vector<at::Tensor> inputs, PairCall each);
-  const FooStream& stream_for(Lane lane, c10::DeviceIndex device);
+  FooStream stream_for(Lane lane, c10::DeviceIndex device);
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
   // The group's timeout: how long a kernel waits for gloo before it fails
