@@ -39,8 +39,9 @@ def init(rank: int, world: int, store_path: str, backend="cpu:gloo,foo:fooccl", 
     return device
 
 
-def _child(fn, rank, world, store_path, args, results):
+def _child(fn, rank, world, store_path, args, results, env):
     os.environ["GLOO_SOCKET_IFNAME"] = "lo"
+    os.environ.update(env)  # before the first foo call: foo_sim reads its variables then
     try:
         value = fn(rank, world, store_path, *args)
         if not (isinstance(value, str) and value == DIE):
@@ -54,13 +55,14 @@ def _child(fn, rank, world, store_path, args, results):
         os._exit(1)
 
 
-def run_ranks(fn, world: int, tmp_path, *args, timeout: float = 90, allow_dead=()):
+def run_ranks(fn, world: int, tmp_path, *args, timeout: float = 90, allow_dead=(), env=None):
     """Runs ``fn(rank, world, store_path, *args)`` on ``world`` ranks; returns their results by rank
-    (None for the ranks in ``allow_dead``, which may return DIE)."""
+    (None for the ranks in ``allow_dead``, which may return DIE). ``env`` is added to each
+    rank's environment."""
     ctx = multiprocessing.get_context("spawn")
     results = ctx.Queue()
     store_path = str(tmp_path / f"store-{fn.__name__}")
-    procs = [ctx.Process(target=_child, args=(fn, r, world, store_path, args, results)) for r in range(world)]
+    procs = [ctx.Process(target=_child, args=(fn, r, world, store_path, args, results, env or {})) for r in range(world)]
     for p in procs:
         p.start()
     done, errors = {}, []

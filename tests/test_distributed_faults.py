@@ -18,6 +18,15 @@ def _rank_dies(rank, world, store):
     import torch.distributed as dist
 
     dev = init(rank, world, store, timeout_s=10)
+    # This job runs with one executor thread per device: a batch in which
+    # both ranks send first must still complete (fooccl queues a batch as
+    # one kernel that starts every send and receive before waiting).
+    got = torch.empty(1000, device=dev)
+    batch = [dist.P2POp(dist.isend, torch.full((1000,), float(rank), device=dev), 1 - rank),
+             dist.P2POp(dist.irecv, got, 1 - rank)]
+    for w in dist.batch_isend_irecv(batch):
+        w.wait()
+    received = got[:3].cpu().tolist()
     t = torch.ones(16, device=dev)
     dist.all_reduce(t)
     torch.foo.synchronize()
@@ -33,11 +42,12 @@ def _rank_dies(rank, world, store):
     error = _error_of(collective)
     # The device stays usable afterwards.
     ok = (torch.ones(3, device=dev) * 2).sum().item()
-    return {"error": error, "usable": ok}
+    return {"error": error, "usable": ok, "received": received}
 
 
-def test_a_dead_rank_fails_the_others_within_the_timeout(tmp_path):
-    out = run_ranks(_rank_dies, 2, tmp_path, timeout=60, allow_dead={1})
+def test_a_dead_rank_fails_the_others_within_the_timeout_and_batches_need_one_executor(tmp_path):
+    out = run_ranks(_rank_dies, 2, tmp_path, timeout=60, allow_dead={1}, env={"FOO_SIM_DEVICE_EXECUTORS": "1"})
+    assert out[0]["received"] == [1.0] * 3
     error = out[0]["error"]
     assert error is not None and "fooccl all_reduce failed" in error, error
     assert out[0]["usable"] == 6.0

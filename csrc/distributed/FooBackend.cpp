@@ -138,7 +138,7 @@ FooStream FooBackend::begin(Collective& c) {
   FooEvent ready;
   ready.record(current);
   ready.block(internal);
-  if (c.lane == kCollective && c.signature.empty()) {
+  if (c.lane == kCollective && c.check_signature && c.signature.empty()) {
     // By default: the operation, then dtype and size of every staged buffer.
     c.signature.push_back(static_cast<int64_t>(c.type));
     for (const at::Tensor& s : c.staged) {
@@ -600,6 +600,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& out
 c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
   if (all_cpu(tensors)) return gloo_->send(tensors, dst, tag);
   check_one(tensors, "send");
+  if (coalescing_) return coalesce({true, tensors[0], dst, tag});
   at::Tensor t = tensors[0];
   at::Tensor s = pinned_like(t);
   Collective c{"send", c10d::OpType::SEND, kSend};
@@ -614,6 +615,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors
 c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
   if (all_cpu(tensors)) return gloo_->recv(tensors, src, tag);
   check_one(tensors, "recv");
+  if (coalescing_) return coalesce({false, tensors[0], src, tag});
   at::Tensor t = tensors[0];
   at::Tensor s = pinned_like(t);
   Collective c{"recv", c10d::OpType::RECV, kRecv};
@@ -623,6 +625,69 @@ c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors
   c.stage_out = [s, t]() mutable { t.copy_(s, true); };
   c.device_tensors = {t};
   c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::coalesce(PointToPoint op) {
+  TORCH_CHECK_VALUE(coalesced_.empty() || coalesced_.front().tensor.device() == op.tensor.device(),
+                    "fooccl: the operations of one batch must be on one foo device");
+  c10::Device device = op.tensor.device();
+  coalesced_.push_back(std::move(op));
+  // The batch's own Work (from endCoalescing) covers the operation; this
+  // one has nothing of its own to wait for, as with NCCL inside a group.
+  auto work = c10::make_intrusive<FooWork>(rank_, c10d::OpType::COALESCED, "coalesced", device,
+                                           std::vector<at::Tensor>{}, false);
+  c10::DeviceGuard guard(device);
+  work->record_end(getCurrentFooStream(device.index()));
+  return work;
+}
+
+void FooBackend::startCoalescing() {
+  TORCH_CHECK(!coalescing_, "fooccl: coalescing already started");
+  coalescing_ = true;
+  coalesced_.clear();
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
+  TORCH_CHECK(coalescing_, "fooccl: endCoalescing without startCoalescing");
+  coalescing_ = false;
+  std::vector<PointToPoint> ops = std::move(coalesced_);
+  coalesced_.clear();
+  Collective c{"batch_isend_irecv", c10d::OpType::COALESCED, kSend};
+  c.check_signature = false;
+  if (ops.empty()) {
+    // Only collectives in the group: they are already queued on the
+    // collective stream, and this Work ends after them.
+    c.lane = kCollective;
+    c.device = c10::Device(c10::DeviceType::PrivateUse1, current_device());
+    return launch(std::move(c));
+  }
+  c.device = ops.front().tensor.device();
+  std::vector<at::Tensor> sends, sent, recvs, received;
+  std::vector<std::array<int, 3>> plan;  // is_send, peer, tag, in the batch's order
+  for (const PointToPoint& op : ops) {
+    c.staged.push_back(pinned_like(op.tensor));
+    (op.is_send ? sends : recvs).push_back(op.tensor);
+    (op.is_send ? sent : received).push_back(c.staged.back());
+    plan.push_back({op.is_send ? 1 : 0, op.peer, op.tag});
+    c.device_tensors.push_back(op.tensor);
+  }
+  c.stage_in = [sends, sent]() mutable {
+    for (size_t i = 0; i < sends.size(); ++i) sent[i].copy_(sends[i], true);
+  };
+  c.call = [plan, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
+    std::vector<c10::intrusive_ptr<c10d::Work>> started;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      std::vector<at::Tensor> one{cpu[i]};
+      started.push_back(plan[i][0] ? g.send(one, plan[i][1], plan[i][2]) : g.recv(one, plan[i][1], plan[i][2]));
+    }
+    for (auto& w : started) w->wait(timeout);
+    return {};
+  };
+  c.stage_out = [recvs, received]() mutable {
+    for (size_t i = 0; i < recvs.size(); ++i) recvs[i].copy_(received[i], true);
+  };
+  c.outputs = recvs;
   return launch(std::move(c));
 }
 

@@ -13,8 +13,9 @@
 // host never waits. That executor is busy for the time of the exchange;
 // every other stream of the device keeps running on the other executors.
 // Point-to-point operations have their own streams, one for sends and one
-// for receives, so that two ranks that both send first, then receive
-// (batch_isend_irecv) do not wait on each other.
+// for receives, so that two ranks that both send first, then receive, do
+// not wait on each other (given two free executors; batch_isend_irecv
+// needs one: see coalescing below).
 #pragma once
 
 #include <array>
@@ -78,6 +79,16 @@ class FooBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
+  // Coalescing, as NCCL's groups: between startCoalescing and
+  // endCoalescing, sends and receives are collected, then queued as one
+  // kernel that starts them all before it waits for any. batch_isend_irecv
+  // uses it, so two ranks that both send first never wait on each other,
+  // however few executor threads the device has. Collectives issued in
+  // between run as usual.
+  bool supportsCoalescing() const override { return true; }
+  void startCoalescing() override;
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override;
+
  private:
   enum Lane { kCollective = 0, kSend = 1, kRecv = 2, kLanes = 3 };
   // Runs the gloo part on the staged CPU tensors (views of `staged`, in
@@ -99,12 +110,22 @@ class FooBackend : public c10d::Backend {
     // What every rank must agree on (dtype, element counts), compared
     // across ranks before the data moves; empty for point-to-point.
     std::vector<int64_t> signature;
+    bool check_signature = true;
+  };
+
+  // A send or receive collected while coalescing.
+  struct PointToPoint {
+    bool is_send;
+    at::Tensor tensor;
+    int peer;
+    int tag;
   };
 
   // All reduces larger than this are pipelined in chunks of this size.
   static constexpr int64_t kChunkBytes = 4 << 20;
 
   c10::intrusive_ptr<c10d::Work> launch(Collective c);
+  c10::intrusive_ptr<c10d::Work> coalesce(PointToPoint op);
   // launch() in two halves, for collectives that queue their own kernels:
   // orders the internal stream after the caller's and fills the signature;
   // then protects the memory used and records the Work's end.
@@ -124,6 +145,8 @@ class FooBackend : public c10d::Backend {
   // the collective (gloo's own timeouts do not cover every mismatch).
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;
+  bool coalescing_ = false;
+  std::vector<PointToPoint> coalesced_;
   // Created on first use per device and lane; destroyed with the backend.
   std::vector<std::array<std::optional<FooStream>, kLanes>> streams_;
 };
