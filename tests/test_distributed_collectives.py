@@ -5,9 +5,7 @@ Each test spawns one job and checks many things in it: starting a process
 and importing torch costs seconds.
 """
 
-import time
 
-import pytest
 import torch
 
 from dist_harness import init, run_ranks
