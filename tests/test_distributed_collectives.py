@@ -5,7 +5,6 @@ Each test spawns one job and checks many things in it: starting a process
 and importing torch costs seconds.
 """
 
-
 import torch
 
 from dist_harness import init, run_ranks
@@ -78,6 +77,17 @@ def _collectives(rank, world, dev):
     flat = torch.empty(world * 4, 3, device=dev)
     dist.all_gather_into_tensor(flat, _filled(rank, device=dev))
     check("all_gather_into_tensor", flat, torch.cat(expect))
+
+    # gather to the last rank, scatter from the first.
+    root = world - 1
+    got = [torch.empty(4, 3, device=dev) for _ in range(world)] if rank == root else None
+    dist.gather(_filled(rank, device=dev), got, dst=root)
+    if rank == root:
+        for r in range(world):
+            check(f"gather[{r}]", got[r], expect[r])
+    o = torch.empty(4, 3, device=dev)
+    dist.scatter(o, [_filled(10 + j, device=dev) for j in range(world)] if rank == 0 else None, src=0)
+    check("scatter", o, _filled(10 + rank))
 
     # reduce_scatter (list) and reduce_scatter_tensor.
     inputs = [_filled(rank + 10 * j, device=dev) for j in range(world)]

@@ -350,6 +350,79 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at:
   return launch(std::move(c));
 }
 
+c10::intrusive_ptr<c10d::Work> FooBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                  std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
+  if (all_cpu(inputs)) return gloo_->gather(outputs, inputs, opts);
+  check_one(inputs, "gather");
+  at::Tensor in = inputs[0];
+  const bool root = opts.rootRank == rank_;
+  std::vector<at::Tensor> outs;
+  if (root) {
+    TORCH_CHECK_VALUE(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
+                      "fooccl gather: the root needs one list of ", size_, " output tensors");
+    outs = outputs[0];
+    check_list(outs, in, "gather", "output");
+  } else {
+    TORCH_CHECK_VALUE(outputs.empty() || outputs[0].empty(), "fooccl gather: only the root takes outputs");
+  }
+  Collective c{"gather", c10d::OpType::GATHER};
+  c.device = in.device();
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type()), in.numel()};
+  c.staged = {pinned_like(in)};
+  for (size_t j = 0; j < outs.size(); ++j) c.staged.push_back(pinned_flat(in.numel(), in.scalar_type()));
+  c.stage_in = [s_in = c.staged[0], in]() mutable { s_in.copy_(in, true); };
+  c.call = [opts, root](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    std::vector<at::Tensor> one{cpu[0].view(-1)};
+    std::vector<std::vector<at::Tensor>> gathered(root ? 1 : 0);
+    if (root) gathered[0].assign(cpu.begin() + 1, cpu.end());
+    return g.gather(gathered, one, opts);
+  };
+  c.stage_out = [staged = c.staged, outs]() mutable {
+    for (size_t j = 0; j < outs.size(); ++j) outs[j].copy_(staged[j + 1].view(outs[j].sizes()), true);
+  };
+  c.device_tensors = outs;
+  c.device_tensors.push_back(in);
+  c.outputs = outs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::scatter(std::vector<at::Tensor>& outputs,
+                                                   std::vector<std::vector<at::Tensor>>& inputs,
+                                                   const c10d::ScatterOptions& opts) {
+  if (all_cpu(outputs)) return gloo_->scatter(outputs, inputs, opts);
+  check_one(outputs, "scatter");
+  at::Tensor out = outputs[0];
+  const bool root = opts.rootRank == rank_;
+  std::vector<at::Tensor> ins;
+  if (root) {
+    TORCH_CHECK_VALUE(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+                      "fooccl scatter: the root needs one list of ", size_, " input tensors");
+    ins = inputs[0];
+    check_list(ins, out, "scatter", "input");
+  } else {
+    TORCH_CHECK_VALUE(inputs.empty() || inputs[0].empty(), "fooccl scatter: only the root takes inputs");
+  }
+  Collective c{"scatter", c10d::OpType::SCATTER};
+  c.device = out.device();
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(out.scalar_type()), out.numel()};
+  c.staged = {pinned_like(out)};
+  for (size_t j = 0; j < ins.size(); ++j) c.staged.push_back(pinned_flat(out.numel(), out.scalar_type()));
+  c.stage_in = [staged = c.staged, ins]() mutable {
+    for (size_t j = 0; j < ins.size(); ++j) staged[j + 1].view(ins[j].sizes()).copy_(ins[j], true);
+  };
+  c.call = [opts, root](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    std::vector<at::Tensor> one{cpu[0].view(-1)};
+    std::vector<std::vector<at::Tensor>> parts(root ? 1 : 0);
+    if (root) parts[0].assign(cpu.begin() + 1, cpu.end());
+    return g.scatter(one, parts, opts);
+  };
+  c.stage_out = [s_out = c.staged[0], out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = ins;
+  c.device_tensors.push_back(out);
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
 c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
                                                            const c10d::AllgatherOptions& opts) {
   if (input.is_cpu() && output.is_cpu()) return gloo_->_allgather_base(output, input, opts);
