@@ -138,6 +138,15 @@ def _collectives(rank, world, dev):
         w.wait()
     check("batch_isend_irecv", t, expect[prev])
 
+    # Collectives coalesced as FSDP and DTensor do it.
+    a, b = _filled(rank, device=dev), _filled(rank, shape=(5,), device=dev)
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:
+        dist.all_reduce(a)
+        dist.all_reduce(b)
+    cm.wait()
+    check("coalesced all_reduce", a, sum(expect))
+    check("coalesced all_reduce", b, sum(_filled(r, shape=(5,)) for r in range(world)))
+
     # A subgroup of the last two ranks, with its own numbering.
     members = [world - 2, world - 1]
     sub = dist.new_group(members)

@@ -190,7 +190,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       cpu.reserve(views.size());
       for (const HostView& v : views) cpu.push_back(v.tensor());
       if (!signature.empty()) check_signatures(*gloo, signature, name);
-      c10::intrusive_ptr<c10d::Work> w = call(*gloo, cpu);
+      // No call: a Work that only marks a point of the stream (endCoalescing).
+      c10::intrusive_ptr<c10d::Work> w = call ? call(*gloo, cpu) : nullptr;
       if (w) w->wait(timeout);
     });
     if (c.stage_out) c.stage_out();
@@ -731,6 +732,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
   if (ops.empty()) {
     // Only collectives in the group: they are already queued on the
     // collective stream, and this Work ends after them.
+    c.name = "coalesced collectives";
     c.lane = kCollective;
     c.device = c10::Device(c10::DeviceType::PrivateUse1, current_device());
     return launch(std::move(c));
