@@ -39,4 +39,8 @@ def register() -> None:
         from torch_foo.compile import _registration
 
         _registration.install()
+        # torch.distributed: the fooccl backend for foo tensors.
+        from torch_foo import distributed
+
+        distributed.register()
         _registered = True

@@ -11,5 +11,6 @@ PYBIND11_MODULE(_C, m) {
   foo::python::bind_tensors(m);
   foo::python::bind_compile(m);
   foo::python::bind_memory(m);
+  foo::python::bind_distributed(m);
   foo::python::install_launch_site_provider();
 }

@@ -19,6 +19,7 @@ from torch_foo.foo._device import (
 from torch_foo.foo._lazy import _is_in_bad_fork, _lazy_init, init, is_initialized
 from torch_foo.foo.memory import (
     empty_cache,
+    host_memory_stats,
     max_memory_allocated,
     max_memory_reserved,
     mem_get_info,
@@ -64,6 +65,7 @@ __all__ = [
     "current_device",
     "empty_cache",
     "fallback_ops",
+    "host_memory_stats",
     "synchronizing_ops",
     "max_memory_allocated",
     "max_memory_reserved",

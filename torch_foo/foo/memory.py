@@ -22,6 +22,16 @@ def memory_stats(device: DeviceLike = None) -> dict[str, Any]:
     return dict(torch.accelerator.memory_stats(_index(device)))
 
 
+def host_memory_stats() -> dict[str, int]:
+    """Statistics of pinned host memory, as torch.cuda.host_memory_stats:
+    ``"allocated_bytes.current"`` is what the pinned allocator holds from the
+    runtime (in use or cached), ``"active_bytes.current"`` what is in use,
+    including blocks waiting for queued copies to finish with them."""
+    from torch_foo import _C
+
+    return dict(_C._host_memory_stats())
+
+
 def memory_allocated(device: DeviceLike = None) -> int:
     """Bytes currently occupied by tensors on ``device``."""
     return torch.accelerator.memory_allocated(_index(device))

@@ -1,0 +1,783 @@
+#include "distributed/FooBackend.h"
+
+#include <numeric>
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StreamGuard.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include "distributed/FooWork.h"
+#include "distributed/Staging.h"
+#include "runtime/FooCachingAllocator.h"
+#include "runtime/FooEvent.h"
+#include "runtime/FooException.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooLaunch.h"
+
+namespace foo::distributed {
+namespace {
+
+bool is_foo(const at::Tensor& t) { return t.device().type() == c10::DeviceType::PrivateUse1; }
+
+bool all_cpu(const std::vector<at::Tensor>& ts) {
+  return !ts.empty() && std::all_of(ts.begin(), ts.end(), [](const at::Tensor& t) { return t.is_cpu(); });
+}
+
+// NCCL's checks for a tensor the collective uses in place (the messages
+// are NCCL's, so that code written against it sees the same errors).
+void check_single(const at::Tensor& t) {
+  TORCH_CHECK_VALUE(is_foo(t) && t.layout() == c10::kStrided, "Tensors must be foo and dense");
+  TORCH_CHECK_VALUE(t.is_contiguous(t.suggest_memory_format()), "Tensors must be contiguous");
+}
+
+void check_one(const std::vector<at::Tensor>& ts, const char* op) {
+  TORCH_CHECK_VALUE(ts.size() == 1, "fooccl ", op, ": expecting one tensor per process, got ", ts.size());
+  check_single(ts[0]);
+}
+
+void check_list(const std::vector<at::Tensor>& ts, const at::Tensor& like, const char* op, const char* what) {
+  for (const at::Tensor& t : ts) {
+    TORCH_CHECK_VALUE(is_foo(t) && t.layout() == c10::kStrided, "fooccl ", op, ": every ", what,
+                      " must be a dense foo tensor, got one on ", t.device());
+    TORCH_CHECK_VALUE(t.device() == like.device(), "fooccl ", op, ": every ", what, " must be on ", like.device(),
+                      ", got one on ", t.device());
+    TORCH_CHECK_VALUE(t.numel() == like.numel(), "fooccl ", op, ": every ", what, " must have ", like.numel(),
+                      " elements, as the ", is_foo(like) ? "tensor it pairs with" : "input", " does; got ",
+                      t.numel());
+  }
+}
+
+// gloo has no PREMUL_SUM: the factor is applied to the staged input, then
+// gloo sums. Returns the factor (1 for other operations) and rewrites op.
+double premul_factor(c10d::ReduceOp& op) {
+  if (op.op_ != c10d::ReduceOp::PREMUL_SUM) return 1.0;
+  auto* s = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+  TORCH_CHECK(s != nullptr, "fooccl: PREMUL_SUM without a factor");
+  double factor = s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
+  op = c10d::ReduceOp(c10d::ReduceOp::SUM);
+  return factor;
+}
+
+// gloo aborts the whole process when the ranks' buffers differ in size, so
+// each collective first gathers every rank's signature (operation, dtype,
+// element counts) and fails cleanly, on every rank, if they differ. Runs in
+// the exchange kernel, in the same order on every rank.
+void check_signatures(c10d::Backend& g, const std::vector<int64_t>& mine, const char* name) {
+  const int64_t n = static_cast<int64_t>(mine.size());
+  at::Tensor own = at::tensor(mine, at::kLong);
+  at::Tensor all = at::empty({n * g.getSize()}, at::kLong);
+  g._allgather_base(all, own, c10d::AllgatherOptions())->wait();
+  for (int r = 0; r < g.getSize(); ++r) {
+    at::Tensor theirs = all.narrow(0, r * n, n);
+    if (!at::equal(theirs, own)) {
+      std::vector<int64_t> t(theirs.data_ptr<int64_t>(), theirs.data_ptr<int64_t>() + n);
+      TORCH_CHECK(false, "the ranks' tensors do not match: rank ", g.getRank(), " has ", c10::ArrayRef<int64_t>(mine),
+                  ", rank ", r, " has ", c10::ArrayRef<int64_t>(t),
+                  " (operation, dtype, element counts); a collective needs the same on every rank");
+    }
+  }
+}
+
+// The message of a gloo failure, without C++ backtraces.
+std::string describe(const std::exception& e) {
+  if (auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
+  return e.what();
+}
+
+}  // namespace
+
+FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size, std::chrono::milliseconds timeout)
+    : c10d::Backend(rank, size), gloo_(std::move(gloo)), timeout_(timeout) {
+  TORCH_CHECK(gloo_, "fooccl needs a gloo process group");
+  TORCH_CHECK(gloo_->getRank() == rank && gloo_->getSize() == size, "fooccl: the gloo group has rank ",
+              gloo_->getRank(), " of ", gloo_->getSize(), ", not ", rank, " of ", size);
+}
+
+FooBackend::~FooBackend() {
+  // Queued kernels hold their own reference to gloo; the streams are
+  // released once their work has run.
+  for (auto& lanes : streams_) {
+    for (auto& s : lanes) {
+      if (s) fooStreamDestroy(s->stream());
+    }
+  }
+}
+
+void FooBackend::shutdown() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& lanes : streams_) {
+    for (auto& s : lanes) {
+      // A failure belongs to the Work that carries it, not to shutdown.
+      if (s && fooStreamSynchronize(s->stream()) != fooSuccess) fooGetLastError();
+    }
+  }
+}
+
+FooStream FooBackend::stream_for(Lane lane, c10::DeviceIndex device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (streams_.size() <= static_cast<size_t>(device)) streams_.resize(device + 1);
+  std::optional<FooStream>& slot = streams_[device][lane];
+  if (!slot) {
+    // A stream of its own, not one from the pool that user code may also
+    // get: an exchange occupies its stream until every peer has joined.
+    c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, device));
+    int least = 0, greatest = 0;
+    FOO_CHECK(fooDeviceGetStreamPriorityRange(&least, &greatest));
+    fooStream_t s = nullptr;
+    FOO_CHECK(fooStreamCreateWithPriority(&s, fooStreamDefault, greatest));
+    slot = getStreamFromExternal(s, device);
+  }
+  return *slot;
+}
+
+FooStream FooBackend::begin(Collective& c) {
+  FooStream current = getCurrentFooStream(c.device.index());
+  FooStream internal = stream_for(c.lane, c.device.index());
+  // Ordered after what the caller already queued.
+  FooEvent ready;
+  ready.record(current);
+  ready.block(internal);
+  if (c.lane == kCollective && c.check_signature && c.signature.empty()) {
+    // By default: the operation, then dtype and size of every staged buffer.
+    c.signature.push_back(static_cast<int64_t>(c.type));
+    for (const at::Tensor& s : c.staged) {
+      c.signature.push_back(static_cast<int64_t>(s.scalar_type()));
+      c.signature.push_back(s.numel());
+    }
+  }
+  return internal;
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::end(Collective& c, const FooStream& internal) {
+  // As NCCL does: the caching allocator must not hand this memory to the
+  // caller's streams before the internal stream is done with it.
+  FooStream current = getCurrentFooStream(c.device.index());
+  for (const at::Tensor& t : c.device_tensors) {
+    if (t.defined() && t.storage().nbytes() > 0 && internal != current) {
+      getFooDeviceAllocator()->recordStream(t.storage().data_ptr(), internal.unwrap());
+    }
+  }
+  release_after(c.staged, internal);
+  auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking);
+  work->record_end(internal);
+  return work;
+}
+
+// Runs `fn` (which may throw) as a kernel on `internal`; a failure becomes
+// the stream's error, named after the collective.
+template <class F>
+static void exchange_kernel(const FooStream& internal, const char* name, F fn) {
+  launch_kernel(internal, [name, fn = std::move(fn)]() mutable {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("fooccl ") + name + " failed: " + describe(e));
+    }
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
+  c10::DeviceGuard device_guard(c.device);
+  FooStream internal = begin(c);
+  {
+    c10::StreamGuard stream_guard(internal.unwrap());
+    if (c.stage_in) c.stage_in();
+    std::vector<HostView> views(c.staged.begin(), c.staged.end());
+    exchange_kernel(internal, c.name, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
+                                       timeout = timeout_, signature = c.signature, name = c.name] {
+      std::vector<at::Tensor> cpu;
+      cpu.reserve(views.size());
+      for (const HostView& v : views) cpu.push_back(v.tensor());
+      if (!signature.empty()) check_signatures(*gloo, signature, name);
+      // No call: a Work that only marks a point of the stream (endCoalescing).
+      c10::intrusive_ptr<c10d::Work> w = call ? call(*gloo, cpu) : nullptr;
+      if (w) w->wait(timeout);
+    });
+    if (c.stage_out) c.stage_out();
+  }
+  return end(c, internal);
+}
+
+// A large all_reduce in chunks, so that copies and gloo overlap: chunk k+1
+// is staged while gloo reduces chunk k, and chunk k is copied back while
+// gloo reduces the next ones. On the internal stream:
+//   in 0, start 0, in 1, start 1, ..., finish 0, out 0, finish 1, out 1, ...
+// where "start" hands a chunk to gloo (which runs it on its own threads) and
+// "finish" waits for it. Every rank splits the same way (same size).
+c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_chunked(const at::Tensor& t, const c10d::AllreduceOptions& o,
+                                                             double factor) {
+  const int64_t numel = t.numel();
+  const int64_t chunk = std::max<int64_t>(1, kChunkBytes / t.element_size());
+  const int64_t count = (numel + chunk - 1) / chunk;
+  at::Tensor s = pinned_like(t);
+  // t is dense: its elements fill its storage span in the same order as
+  // the staging buffer's (same strides), so both are split as flat arrays.
+  at::Tensor t_flat = t.as_strided({numel}, {1}, t.storage_offset());
+  at::Tensor s_flat = s.as_strided({numel}, {1}, 0);
+  Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
+  c.device = t.device();
+  c.staged = {s};
+  c.device_tensors = {t};
+  c.outputs = {t};
+  c10::DeviceGuard device_guard(c.device);
+  FooStream internal = begin(c);
+  auto pending = std::make_shared<std::vector<c10::intrusive_ptr<c10d::Work>>>(count);
+  {
+    c10::StreamGuard stream_guard(internal.unwrap());
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t at = k * chunk, n = std::min(chunk, numel - at);
+      s_flat.narrow(0, at, n).copy_(t_flat.narrow(0, at, n), true);
+      HostView view(s_flat.narrow(0, at, n));
+      std::vector<int64_t> signature = k == 0 ? c.signature : std::vector<int64_t>{};
+      exchange_kernel(internal, c.name, [gloo = gloo_, view, o, factor, pending, k, signature, name = c.name] {
+        if (!signature.empty()) check_signatures(*gloo, signature, name);
+        // After a failed check or start, later chunks must not reach gloo:
+        // it aborts the process on mismatched sizes.
+        TORCH_CHECK(k == 0 || (*pending)[k - 1], "an earlier chunk failed");
+        std::vector<at::Tensor> cpu{view.tensor()};
+        if (factor != 1.0) cpu[0].mul_(factor);
+        (*pending)[k] = gloo->allreduce(cpu, o);
+      });
+    }
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t at = k * chunk, n = std::min(chunk, numel - at);
+      exchange_kernel(internal, c.name, [pending, k, timeout = timeout_] {
+        c10::intrusive_ptr<c10d::Work> w = std::move((*pending)[k]);
+        TORCH_CHECK(w, "chunk ", k, " was not started");
+        w->wait(timeout);
+      });
+      t_flat.narrow(0, at, n).copy_(s_flat.narrow(0, at, n), true);
+    }
+  }
+  return end(c, internal);
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& tensors,
+                                                     const c10d::AllreduceOptions& opts) {
+  if (all_cpu(tensors)) return gloo_->allreduce(tensors, opts);
+  check_one(tensors, "all_reduce");
+  at::Tensor t = tensors[0];
+  c10d::AllreduceOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  if (t.numel() * t.element_size() > kChunkBytes) return allreduce_chunked(t, o, factor);
+  at::Tensor s = pinned_like(t);
+  Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
+  c.device = t.device();
+  c.staged = {s};
+  c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    if (factor != 1.0) cpu[0].mul_(factor);
+    return g.allreduce(cpu, o);
+  };
+  c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  c.device_tensors = {t};
+  c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& tensors,
+                                                     const c10d::BroadcastOptions& opts) {
+  if (all_cpu(tensors)) return gloo_->broadcast(tensors, opts);
+  check_one(tensors, "broadcast");
+  at::Tensor t = tensors[0];
+  bool root = opts.rootRank == rank_;
+  at::Tensor s = pinned_like(t);
+  Collective c{"broadcast", c10d::OpType::BROADCAST};
+  c.device = t.device();
+  c.staged = {s};
+  if (root) c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.broadcast(cpu, opts); };
+  if (!root) c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  c.device_tensors = {t};
+  c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+  if (all_cpu(tensors)) return gloo_->reduce(tensors, opts);
+  check_one(tensors, "reduce");
+  at::Tensor t = tensors[0];
+  c10d::ReduceOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  // As with NCCL, only the root's tensor receives the result.
+  bool root = opts.rootRank == rank_;
+  at::Tensor s = pinned_like(t);
+  Collective c{"reduce", c10d::OpType::REDUCE};
+  c.device = t.device();
+  c.staged = {s};
+  c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    if (factor != 1.0) cpu[0].mul_(factor);
+    return g.reduce(cpu, o);
+  };
+  if (root) c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  c.device_tensors = {t};
+  c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& opts) {
+  if (all_cpu(inputs)) return gloo_->allgather(outputs, inputs, opts);
+  check_one(inputs, "all_gather");
+  TORCH_CHECK_VALUE(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
+                    "fooccl all_gather: expecting one list of ", size_, " output tensors");
+  at::Tensor in = inputs[0];
+  std::vector<at::Tensor> outs = outputs[0];
+  check_list(outs, in, "all_gather", "output");
+  const int64_t n = in.numel();
+  at::Tensor s_in = pinned_like(in);
+  // gloo gathers into one flat buffer; each output takes its slice with a
+  // copy, which (as with NCCL) may also convert its dtype or layout.
+  at::Tensor s_out = pinned_flat(n * size_, in.scalar_type());
+  Collective c{"all_gather", c10d::OpType::ALLGATHER};
+  c.device = in.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    at::Tensor flat_in = cpu[0].view(-1);
+    return g._allgather_base(cpu[1], flat_in, opts);
+  };
+  c.stage_out = [s_out, outs, n]() mutable {
+    for (size_t j = 0; j < outs.size(); ++j) {
+      outs[j].copy_(s_out.narrow(0, static_cast<int64_t>(j) * n, n).view(outs[j].sizes()), true);
+    }
+  };
+  c.device_tensors = outs;
+  c.device_tensors.push_back(in);
+  c.outputs = outs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                  std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
+  if (all_cpu(inputs)) return gloo_->gather(outputs, inputs, opts);
+  check_one(inputs, "gather");
+  at::Tensor in = inputs[0];
+  const bool root = opts.rootRank == rank_;
+  std::vector<at::Tensor> outs;
+  if (root) {
+    TORCH_CHECK_VALUE(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
+                      "fooccl gather: the root needs one list of ", size_, " output tensors");
+    outs = outputs[0];
+    check_list(outs, in, "gather", "output");
+  } else {
+    TORCH_CHECK_VALUE(outputs.empty() || outputs[0].empty(), "fooccl gather: only the root takes outputs");
+  }
+  Collective c{"gather", c10d::OpType::GATHER};
+  c.device = in.device();
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type()), in.numel()};
+  c.staged = {pinned_like(in)};
+  for (size_t j = 0; j < outs.size(); ++j) c.staged.push_back(pinned_flat(in.numel(), in.scalar_type()));
+  c.stage_in = [s_in = c.staged[0], in]() mutable { s_in.copy_(in, true); };
+  c.call = [opts, root](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    std::vector<at::Tensor> one{cpu[0].view(-1)};
+    std::vector<std::vector<at::Tensor>> gathered(root ? 1 : 0);
+    if (root) gathered[0].assign(cpu.begin() + 1, cpu.end());
+    return g.gather(gathered, one, opts);
+  };
+  c.stage_out = [staged = c.staged, outs]() mutable {
+    for (size_t j = 0; j < outs.size(); ++j) outs[j].copy_(staged[j + 1].view(outs[j].sizes()), true);
+  };
+  c.device_tensors = outs;
+  c.device_tensors.push_back(in);
+  c.outputs = outs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::scatter(std::vector<at::Tensor>& outputs,
+                                                   std::vector<std::vector<at::Tensor>>& inputs,
+                                                   const c10d::ScatterOptions& opts) {
+  if (all_cpu(outputs)) return gloo_->scatter(outputs, inputs, opts);
+  check_one(outputs, "scatter");
+  at::Tensor out = outputs[0];
+  const bool root = opts.rootRank == rank_;
+  std::vector<at::Tensor> ins;
+  if (root) {
+    TORCH_CHECK_VALUE(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+                      "fooccl scatter: the root needs one list of ", size_, " input tensors");
+    ins = inputs[0];
+    check_list(ins, out, "scatter", "input");
+  } else {
+    TORCH_CHECK_VALUE(inputs.empty() || inputs[0].empty(), "fooccl scatter: only the root takes inputs");
+  }
+  Collective c{"scatter", c10d::OpType::SCATTER};
+  c.device = out.device();
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(out.scalar_type()), out.numel()};
+  c.staged = {pinned_like(out)};
+  for (size_t j = 0; j < ins.size(); ++j) c.staged.push_back(pinned_flat(out.numel(), out.scalar_type()));
+  c.stage_in = [staged = c.staged, ins]() mutable {
+    for (size_t j = 0; j < ins.size(); ++j) staged[j + 1].view(ins[j].sizes()).copy_(ins[j], true);
+  };
+  c.call = [opts, root](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    std::vector<at::Tensor> one{cpu[0].view(-1)};
+    std::vector<std::vector<at::Tensor>> parts(root ? 1 : 0);
+    if (root) parts[0].assign(cpu.begin() + 1, cpu.end());
+    return g.scatter(one, parts, opts);
+  };
+  c.stage_out = [s_out = c.staged[0], out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = ins;
+  c.device_tensors.push_back(out);
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                           const c10d::AllgatherOptions& opts) {
+  if (input.is_cpu() && output.is_cpu()) return gloo_->_allgather_base(output, input, opts);
+  check_single(input);
+  check_single(output);
+  TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "output tensor must have the same type as input tensor");
+  TORCH_CHECK_VALUE(input.numel() * size_ == output.numel(),
+                    "output tensor size must be equal to world_size times input tensor size");
+  at::Tensor in = input, out = output;
+  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+  Collective c{"all_gather_into_tensor", c10d::OpType::_ALLGATHER_BASE};
+  c.device = in.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    at::Tensor flat_out = cpu[1].view(-1), flat_in = cpu[0].view(-1);
+    return g._allgather_base(flat_out, flat_in, opts);
+  };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = {in, out};
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::launch_pairs(const char* name, c10d::OpType type,
+                                                        std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs,
+                                                        PairCall each) {
+  TORCH_CHECK_VALUE(!inputs.empty() && inputs.size() == outputs.size(), "fooccl ", name,
+                    ": expecting as many outputs as inputs, got ", outputs.size(), " and ", inputs.size());
+  Collective c{name, type};
+  c.device = inputs[0].device();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_single(inputs[i]);
+    check_single(outputs[i]);
+    TORCH_CHECK_VALUE(inputs[i].device() == c.device && outputs[i].device() == c.device, "fooccl ", name,
+                      ": every tensor must be on ", c.device);
+    c.staged.push_back(pinned_like(inputs[i]));
+    c.staged.push_back(outputs[i].is_same(inputs[i]) ? c.staged.back() : pinned_like(outputs[i]));
+  }
+  c.stage_in = [staged = c.staged, inputs]() mutable {
+    for (size_t i = 0; i < inputs.size(); ++i) staged[2 * i].copy_(inputs[i], true);
+  };
+  c.call = [each, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
+    // One after the other, in the same order on every rank.
+    for (size_t i = 0; i + 1 < cpu.size(); i += 2) {
+      at::Tensor in = cpu[i].view(-1), out = cpu[i + 1].view(-1);
+      if (auto w = each(g, in, out)) w->wait(timeout);
+    }
+    return {};
+  };
+  c.stage_out = [staged = c.staged, outputs]() mutable {
+    for (size_t i = 0; i < outputs.size(); ++i) outputs[i].copy_(staged[2 * i + 1], true);
+  };
+  c.device_tensors = inputs;
+  c.device_tensors.insert(c.device_tensors.end(), outputs.begin(), outputs.end());
+  c.outputs = outputs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                           std::vector<at::Tensor>& inputs,
+                                                                           const c10d::AllgatherOptions& opts) {
+  if (all_cpu(inputs)) return gloo_->allgather_into_tensor_coalesced(outputs, inputs, opts);
+  for (size_t i = 0; i < inputs.size() && i < outputs.size(); ++i) {
+    TORCH_CHECK_VALUE(inputs[i].dtype() == outputs[i].dtype(), "output tensor must have the same type as input tensor");
+    TORCH_CHECK_VALUE(inputs[i].numel() * size_ == outputs[i].numel(),
+                      "output tensor size must be equal to world_size times input tensor size");
+  }
+  return launch_pairs("all_gather_into_tensor_coalesced", c10d::OpType::COALESCED, outputs, inputs,
+                      [opts](c10d::Backend& g, at::Tensor& in, at::Tensor& out) {
+                        return g._allgather_base(out, in, opts);
+                      });
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                               const c10d::AllreduceCoalescedOptions& opts) {
+  if (all_cpu(tensors)) return gloo_->allreduce_coalesced(tensors, opts);
+  c10d::AllreduceOptions o;
+  o.reduceOp = opts.reduceOp;
+  o.timeout = opts.timeout;
+  double factor = premul_factor(o.reduceOp);
+  return launch_pairs("all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, tensors, tensors,
+                      [o, factor](c10d::Backend& g, at::Tensor& in, at::Tensor&) {
+                        if (factor != 1.0) in.mul_(factor);
+                        std::vector<at::Tensor> one{in};
+                        return g.allreduce(one, o);
+                      });
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                           std::vector<at::Tensor>& inputs,
+                                                                           const c10d::ReduceScatterOptions& opts) {
+  if (all_cpu(inputs)) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
+  for (size_t i = 0; i < inputs.size() && i < outputs.size(); ++i) {
+    TORCH_CHECK_VALUE(inputs[i].dtype() == outputs[i].dtype(), "input tensor must be the same type as the output tensor.");
+    TORCH_CHECK_VALUE(inputs[i].numel() == outputs[i].numel() * size_,
+                      "input tensor must be the same size as output size times world size");
+  }
+  c10d::ReduceScatterOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  return launch_pairs("reduce_scatter_tensor_coalesced", c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, outputs,
+                      inputs, [o, factor](c10d::Backend& g, at::Tensor& in, at::Tensor& out) {
+                        if (factor != 1.0) in.mul_(factor);
+                        return g._reduce_scatter_base(out, in, o);
+                      });
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                          std::vector<std::vector<at::Tensor>>& inputs,
+                                                          const c10d::ReduceScatterOptions& opts) {
+  if (all_cpu(outputs)) return gloo_->reduce_scatter(outputs, inputs, opts);
+  check_one(outputs, "reduce_scatter");
+  TORCH_CHECK_VALUE(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
+                    "fooccl reduce_scatter: expecting one list of ", size_, " input tensors");
+  at::Tensor out = outputs[0];
+  std::vector<at::Tensor> ins = inputs[0];
+  check_list(ins, out, "reduce_scatter", "input");
+  c10d::ReduceScatterOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  const int64_t n = out.numel();
+  // The inputs are packed into one flat buffer, converted to the output's
+  // dtype by the copies, as NCCL flattens them.
+  at::Tensor s_in = pinned_flat(n * size_, out.scalar_type());
+  at::Tensor s_out = pinned_like(out);
+  Collective c{"reduce_scatter", c10d::OpType::REDUCE_SCATTER};
+  c.device = out.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, ins, n]() mutable {
+    for (size_t j = 0; j < ins.size(); ++j) {
+      s_in.narrow(0, static_cast<int64_t>(j) * n, n).view(ins[j].sizes()).copy_(ins[j], true);
+    }
+  };
+  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    if (factor != 1.0) cpu[0].mul_(factor);
+    at::Tensor flat_out = cpu[1].view(-1);
+    return g._reduce_scatter_base(flat_out, cpu[0], o);
+  };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = ins;
+  c.device_tensors.push_back(out);
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                                const c10d::ReduceScatterOptions& opts) {
+  if (input.is_cpu() && output.is_cpu()) return gloo_->_reduce_scatter_base(output, input, opts);
+  check_single(input);
+  check_single(output);
+  TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "input tensor must be the same type as the output tensor.");
+  TORCH_CHECK_VALUE(input.numel() == output.numel() * size_,
+                    "input tensor must be the same size as output size times world size");
+  at::Tensor in = input, out = output;
+  c10d::ReduceScatterOptions o = opts;
+  double factor = premul_factor(o.reduceOp);
+  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+  Collective c{"reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE};
+  c.device = in.device();
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    at::Tensor flat_in = cpu[0].view(-1), flat_out = cpu[1].view(-1);
+    if (factor != 1.0) flat_in.mul_(factor);
+    return g._reduce_scatter_base(flat_out, flat_in, o);
+  };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = {in, out};
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                         std::vector<int64_t>& output_splits,
+                                                         std::vector<int64_t>& input_splits,
+                                                         const c10d::AllToAllOptions& opts) {
+  if (input.is_cpu() && output.is_cpu()) {
+    return gloo_->alltoall_base(output, input, output_splits, input_splits, opts);
+  }
+  check_single(input);
+  check_single(output);
+  TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "fooccl all_to_all_single: input and output must have the same dtype, got ",
+                    input.dtype(), " and ", output.dtype());
+  at::Tensor in = input, out = output;
+  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+  Collective c{"all_to_all_single", c10d::OpType::ALLTOALL_BASE};
+  c.device = in.device();
+  // Ranks may send and receive different amounts: only the dtype must agree.
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  c.call = [opts, output_splits, input_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
+    return g.alltoall_base(cpu[1], cpu[0], output_splits, input_splits, opts);
+  };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.device_tensors = {in, out};
+  c.outputs = {out};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                                    const c10d::AllToAllOptions& opts) {
+  if (all_cpu(inputs) && all_cpu(outputs)) return gloo_->alltoall(outputs, inputs, opts);
+  TORCH_CHECK_VALUE(static_cast<int>(inputs.size()) == size_ && static_cast<int>(outputs.size()) == size_,
+                    "fooccl all_to_all: expecting ", size_, " input and ", size_, " output tensors, got ",
+                    inputs.size(), " and ", outputs.size());
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const at::Tensor& t : *list) {
+      TORCH_CHECK_VALUE(is_foo(t) && t.layout() == c10::kStrided && t.device() == inputs[0].device(),
+                        "fooccl all_to_all: every tensor must be a dense foo tensor on ", inputs[0].device());
+    }
+  }
+  // One flat buffer each way, split by element counts; the copies in and
+  // out handle any layout.
+  std::vector<int64_t> in_splits, out_splits;
+  for (const at::Tensor& t : inputs) in_splits.push_back(t.numel());
+  for (const at::Tensor& t : outputs) out_splits.push_back(t.numel());
+  const auto dtype = inputs[0].scalar_type();
+  at::Tensor s_in = pinned_flat(std::accumulate(in_splits.begin(), in_splits.end(), int64_t{0}), dtype);
+  at::Tensor s_out = pinned_flat(std::accumulate(out_splits.begin(), out_splits.end(), int64_t{0}), dtype);
+  std::vector<at::Tensor> ins = inputs, outs = outputs;
+  Collective c{"all_to_all", c10d::OpType::ALLTOALL};
+  c.device = inputs[0].device();
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(dtype)};
+  c.staged = {s_in, s_out};
+  c.stage_in = [s_in, ins, in_splits]() mutable {
+    int64_t at = 0;
+    for (size_t j = 0; j < ins.size(); ++j) {
+      s_in.narrow(0, at, in_splits[j]).view(ins[j].sizes()).copy_(ins[j], true);
+      at += in_splits[j];
+    }
+  };
+  c.call = [opts, in_splits, out_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
+    return g.alltoall_base(cpu[1], cpu[0], out_splits, in_splits, opts);
+  };
+  c.stage_out = [s_out, outs, out_splits]() mutable {
+    int64_t at = 0;
+    for (size_t j = 0; j < outs.size(); ++j) {
+      outs[j].copy_(s_out.narrow(0, at, out_splits[j]).view(outs[j].sizes()), true);
+      at += out_splits[j];
+    }
+  };
+  c.device_tensors = ins;
+  c.device_tensors.insert(c.device_tensors.end(), outs.begin(), outs.end());
+  c.outputs = outs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
+  if (all_cpu(tensors)) return gloo_->send(tensors, dst, tag);
+  check_one(tensors, "send");
+  if (coalescing_) return coalesce({true, tensors[0], dst, tag});
+  at::Tensor t = tensors[0];
+  at::Tensor s = pinned_like(t);
+  Collective c{"send", c10d::OpType::SEND, kSend};
+  c.device = t.device();
+  c.staged = {s};
+  c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.call = [dst, tag](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.send(cpu, dst, tag); };
+  c.device_tensors = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
+  if (all_cpu(tensors)) return gloo_->recv(tensors, src, tag);
+  check_one(tensors, "recv");
+  if (coalescing_) return coalesce({false, tensors[0], src, tag});
+  at::Tensor t = tensors[0];
+  at::Tensor s = pinned_like(t);
+  Collective c{"recv", c10d::OpType::RECV, kRecv};
+  c.device = t.device();
+  c.staged = {s};
+  c.call = [src, tag](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.recv(cpu, src, tag); };
+  c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  c.device_tensors = {t};
+  c.outputs = {t};
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::coalesce(PointToPoint op) {
+  TORCH_CHECK_VALUE(coalesced_.empty() || coalesced_.front().tensor.device() == op.tensor.device(),
+                    "fooccl: the operations of one batch must be on one foo device");
+  c10::Device device = op.tensor.device();
+  coalesced_.push_back(std::move(op));
+  // The batch's own Work (from endCoalescing) covers the operation; this
+  // one has nothing of its own to wait for, as with NCCL inside a group.
+  auto work = c10::make_intrusive<FooWork>(rank_, c10d::OpType::COALESCED, "coalesced", device,
+                                           std::vector<at::Tensor>{}, false);
+  c10::DeviceGuard guard(device);
+  work->record_end(getCurrentFooStream(device.index()));
+  return work;
+}
+
+void FooBackend::startCoalescing() {
+  TORCH_CHECK(!coalescing_, "fooccl: coalescing already started");
+  coalescing_ = true;
+  coalesced_.clear();
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
+  TORCH_CHECK(coalescing_, "fooccl: endCoalescing without startCoalescing");
+  coalescing_ = false;
+  std::vector<PointToPoint> ops = std::move(coalesced_);
+  coalesced_.clear();
+  Collective c{"batch_isend_irecv", c10d::OpType::COALESCED, kSend};
+  c.check_signature = false;
+  if (ops.empty()) {
+    // Only collectives in the group: they are already queued on the
+    // collective stream, and this Work ends after them.
+    c.name = "coalesced collectives";
+    c.lane = kCollective;
+    c.device = c10::Device(c10::DeviceType::PrivateUse1, current_device());
+    return launch(std::move(c));
+  }
+  c.device = ops.front().tensor.device();
+  std::vector<at::Tensor> sends, sent, recvs, received;
+  std::vector<std::array<int, 3>> plan;  // is_send, peer, tag, in the batch's order
+  for (const PointToPoint& op : ops) {
+    c.staged.push_back(pinned_like(op.tensor));
+    (op.is_send ? sends : recvs).push_back(op.tensor);
+    (op.is_send ? sent : received).push_back(c.staged.back());
+    plan.push_back({op.is_send ? 1 : 0, op.peer, op.tag});
+    c.device_tensors.push_back(op.tensor);
+  }
+  c.stage_in = [sends, sent]() mutable {
+    for (size_t i = 0; i < sends.size(); ++i) sent[i].copy_(sends[i], true);
+  };
+  c.call = [plan, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
+    std::vector<c10::intrusive_ptr<c10d::Work>> started;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      std::vector<at::Tensor> one{cpu[i]};
+      started.push_back(plan[i][0] ? g.send(one, plan[i][1], plan[i][2]) : g.recv(one, plan[i][1], plan[i][2]));
+    }
+    for (auto& w : started) w->wait(timeout);
+    return {};
+  };
+  c.stage_out = [recvs, received]() mutable {
+    for (size_t i = 0; i < recvs.size(); ++i) recvs[i].copy_(received[i], true);
+  };
+  c.outputs = recvs;
+  return launch(std::move(c));
+}
+
+c10::intrusive_ptr<c10d::Work> FooBackend::barrier(const c10d::BarrierOptions& opts) {
+  // As NCCL's barrier: ordered on the current foo device's stream, and its
+  // wait() blocks the host until every rank has arrived.
+  c10d::BarrierOptions o;
+  o.timeout = opts.timeout;
+  Collective c{"barrier", c10d::OpType::BARRIER};
+  c.device = opts.device && opts.device->type() == c10::DeviceType::PrivateUse1
+                 ? *opts.device
+                 : c10::Device(c10::DeviceType::PrivateUse1, current_device());
+  c.call = [o](c10d::Backend& g, std::vector<at::Tensor>&) { return g.barrier(o); };
+  c.host_blocking = true;
+  return launch(std::move(c));
+}
+
+}  // namespace foo::distributed

@@ -1,0 +1,158 @@
+// fooccl: the c10d backend for foo tensors. Transport is a gloo process
+// group over the same store; this class gives gloo's host collectives
+// NCCL's stream semantics on foo:
+//  - a collective is ordered after the work queued on the caller's current
+//    stream (the internal stream waits on an event recorded there);
+//  - on the internal stream, foo data is copied into pinned staging
+//    buffers, a kernel runs the gloo collective on them, and the results
+//    are copied back; the host returns once this is queued;
+//  - the Work ends at an event after the copies back; waiting on it makes
+//    the current stream wait (FooWork).
+// Which thread runs gloo: the internal stream's kernel, on a foo executor,
+// so gloo sees the staged data exactly when the stream reaches it, and the
+// host never waits. That executor is busy for the time of the exchange;
+// every other stream of the device keeps running on the other executors.
+// Point-to-point operations have their own streams, one for sends and one
+// for receives, so that two ranks that both send first, then receive, do
+// not wait on each other (given two free executors; batch_isend_irecv
+// needs one: see coalescing below).
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <foo_sim/foo_runtime.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+
+#include "runtime/FooStream.h"
+
+namespace foo::distributed {
+
+class FooBackend : public c10d::Backend {
+ public:
+  // `gloo` carries the data (a ProcessGroupGloo over the same store, rank
+  // and size); CPU tensors given to this backend go to it unchanged.
+  FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size, std::chrono::milliseconds timeout);
+  ~FooBackend() override;
+
+  const std::string getBackendName() const override { return "fooccl"; }
+  // The gloo group underneath.
+  c10::intrusive_ptr<c10d::Backend> transport() const { return gloo_; }
+  // Waits for the collectives already queued (errors stay with their Work).
+  void shutdown() override;
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                     const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_splits,
+                                               std::vector<int64_t>& input_splits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+  // Coalescing, as NCCL's groups: between startCoalescing and
+  // endCoalescing, sends and receives are collected, then queued as one
+  // kernel that starts them all before it waits for any. batch_isend_irecv
+  // uses it, so two ranks that both send first never wait on each other,
+  // however few executor threads the device has. Collectives issued in
+  // between run as usual.
+  bool supportsCoalescing() const override { return true; }
+  void startCoalescing() override;
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override;
+
+ private:
+  enum Lane { kCollective = 0, kSend = 1, kRecv = 2, kLanes = 3 };
+  // Runs the gloo part on the staged CPU tensors (views of `staged`, in
+  // order) and returns gloo's work, which the kernel waits for.
+  using GlooCall = std::function<c10::intrusive_ptr<c10d::Work>(c10d::Backend&, std::vector<at::Tensor>&)>;
+
+  struct Collective {
+    const char* name;
+    c10d::OpType type;
+    Lane lane = kCollective;
+    c10::Device device = c10::Device(c10::DeviceType::PrivateUse1, 0);
+    std::vector<at::Tensor> staged;           // pinned buffers gloo works on
+    std::function<void()> stage_in;           // foo -> staged, queued on the internal stream
+    GlooCall call;
+    std::function<void()> stage_out;          // staged -> foo, queued on the internal stream
+    std::vector<at::Tensor> device_tensors;   // foo memory the internal stream touches
+    std::vector<at::Tensor> outputs;          // Work::result() and the future's value
+    bool host_blocking = false;
+    // What every rank must agree on (dtype, element counts), compared
+    // across ranks before the data moves; empty for point-to-point.
+    std::vector<int64_t> signature;
+    bool check_signature = true;
+  };
+
+  // A send or receive collected while coalescing.
+  struct PointToPoint {
+    bool is_send;
+    at::Tensor tensor;
+    int peer;
+    int tag;
+  };
+
+  // All reduces larger than this are pipelined in chunks of this size.
+  static constexpr int64_t kChunkBytes = 4 << 20;
+
+  c10::intrusive_ptr<c10d::Work> launch(Collective c);
+  c10::intrusive_ptr<c10d::Work> coalesce(PointToPoint op);
+  // launch() in two halves, for collectives that queue their own kernels:
+  // orders the internal stream after the caller's and fills the signature;
+  // then protects the memory used and records the Work's end.
+  FooStream begin(Collective& c);
+  c10::intrusive_ptr<c10d::Work> end(Collective& c, const FooStream& internal);
+  c10::intrusive_ptr<c10d::Work> allreduce_chunked(const at::Tensor& t, const c10d::AllreduceOptions& o,
+                                                   double factor);
+  // One collective per (output, input) pair, in one Work: `each` runs the
+  // gloo part of one pair on its staged (input, output).
+  using PairCall = std::function<c10::intrusive_ptr<c10d::Work>(c10d::Backend&, at::Tensor& in, at::Tensor& out)>;
+  c10::intrusive_ptr<c10d::Work> launch_pairs(const char* name, c10d::OpType type, std::vector<at::Tensor> outputs,
+                                              std::vector<at::Tensor> inputs, PairCall each);
+  FooStream stream_for(Lane lane, c10::DeviceIndex device);
+
+  c10::intrusive_ptr<c10d::Backend> gloo_;
+  // The group's timeout: how long a kernel waits for gloo before it fails
+  // the collective (gloo's own timeouts do not cover every mismatch).
+  std::chrono::milliseconds timeout_;
+  std::mutex mutex_;
+  bool coalescing_ = false;
+  std::vector<PointToPoint> coalesced_;
+  // Created on first use per device and lane; destroyed with the backend.
+  std::vector<std::array<std::optional<FooStream>, kLanes>> streams_;
+};
+
+}  // namespace foo::distributed

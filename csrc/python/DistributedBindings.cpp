@@ -1,0 +1,27 @@
+// torch_foo._C._distributed: the fooccl backend class. Bound on demand
+// (torch_foo.distributed calls _init_distributed) because its base class,
+// c10d's Backend, exists in Python only once torch.distributed is loaded.
+#include <pybind11/chrono.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/utils/pybind.h>
+
+#include "distributed/FooBackend.h"
+#include "python/Bindings.h"
+
+namespace foo::python {
+
+namespace py = pybind11;
+
+void bind_distributed(py::module& m) {
+  m.def("_init_distributed", [m]() mutable {
+    if (py::hasattr(m, "_distributed")) return;
+    py::module dist = m.def_submodule("_distributed", "fooccl, the c10d backend for foo tensors");
+    py::class_<distributed::FooBackend, c10d::Backend, c10::intrusive_ptr<distributed::FooBackend>>(dist, "FooBackend")
+        .def(py::init<c10::intrusive_ptr<c10d::Backend>, int, int, std::chrono::milliseconds>(), py::arg("gloo"),
+             py::arg("rank"), py::arg("size"), py::arg("timeout"))
+        .def_property_readonly("transport", &distributed::FooBackend::transport,
+                               "The gloo process group that carries the data.");
+  });
+}
+
+}  // namespace foo::python

@@ -1,0 +1,285 @@
+"""fooccl collectives between spawned processes: values on every rank,
+NCCL's stream semantics, registration, and NCCL's argument errors.
+
+Each test spawns one job and checks many things in it: starting a process
+and importing torch costs seconds.
+"""
+
+import torch
+
+from dist_harness import init, run_ranks
+
+
+def _filled(rank, shape=(4, 3), dtype=torch.float32, device=None):
+    # Distinct values per rank and element, exact in every dtype used here.
+    n = 1
+    for s in shape:
+        n *= s
+    return (torch.arange(n, dtype=torch.float64).reshape(shape) % 5 + 1 + rank).to(dtype).to(device)
+
+
+def _collectives(rank, world, dev):
+    import torch.distributed as dist
+
+    out = {}
+    out["backend"] = dist.get_backend()
+    expect = [_filled(r) for r in range(world)]
+
+    def check(name, got, want):
+        assert got.device.type == "foo", name
+        torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0, msg=f"{name} on rank {rank}")
+
+    # all_reduce: every ReduceOp gloo has, AVG, and PREMUL_SUM (applied by fooccl).
+    float_ops = {
+        dist.ReduceOp.SUM: sum(expect),
+        dist.ReduceOp.PRODUCT: torch.stack(expect).prod(0),
+        dist.ReduceOp.MIN: torch.stack(expect).min(0).values,
+        dist.ReduceOp.MAX: torch.stack(expect).max(0).values,
+        dist.ReduceOp.AVG: sum(expect) / world,
+    }
+    for op, want in float_ops.items():
+        t = _filled(rank, device=dev)
+        dist.all_reduce(t, op=op)
+        check(f"all_reduce {op}", t, want)
+    ints = [_filled(r, dtype=torch.int32) for r in range(world)]
+    for op, fold in [(dist.ReduceOp.BAND, torch.bitwise_and), (dist.ReduceOp.BOR, torch.bitwise_or),
+                     (dist.ReduceOp.BXOR, torch.bitwise_xor)]:
+        want = ints[0]
+        for x in ints[1:]:
+            want = fold(want, x)
+        t = _filled(rank, dtype=torch.int32, device=dev)
+        dist.all_reduce(t, op=op)
+        check(f"all_reduce {op}", t, want)
+    t = _filled(rank, device=dev)
+    dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
+    check("all_reduce premul_sum", t, sum(expect) * 0.5)
+    # Large enough (5 MiB) to be pipelined in chunks, and channels-last.
+    big = [_filled(r, shape=(5, 4, 256, 256)).contiguous(memory_format=torch.channels_last) for r in range(world)]
+    t = big[rank].to(dev)
+    dist.all_reduce(t, op=dist._make_nccl_premul_sum(2.0))
+    check("chunked all_reduce", t, sum(big) * 2)
+
+    # broadcast, reduce (only the root's tensor changes, as with NCCL).
+    t = _filled(rank, device=dev)
+    dist.broadcast(t, src=world - 1)
+    check("broadcast", t, expect[world - 1])
+    t = _filled(rank, device=dev)
+    dist.reduce(t, dst=0, op=dist.ReduceOp.SUM)
+    check("reduce", t, sum(expect) if rank == 0 else expect[rank])
+
+    # all_gather (list, with a non-contiguous output, which the copies out
+    # of the staging buffer fill as NCCL's do) and into one tensor.
+    outs = [torch.empty(4, 3, device=dev) for _ in range(world)]
+    outs[0] = torch.empty(3, 4, device=dev).t()
+    dist.all_gather(outs, _filled(rank, device=dev))
+    for r in range(world):
+        check(f"all_gather[{r}]", outs[r], expect[r].to(outs[r].dtype))
+    flat = torch.empty(world * 4, 3, device=dev)
+    dist.all_gather_into_tensor(flat, _filled(rank, device=dev))
+    check("all_gather_into_tensor", flat, torch.cat(expect))
+
+    # gather to the last rank, scatter from the first.
+    root = world - 1
+    got = [torch.empty(4, 3, device=dev) for _ in range(world)] if rank == root else None
+    dist.gather(_filled(rank, device=dev), got, dst=root)
+    if rank == root:
+        for r in range(world):
+            check(f"gather[{r}]", got[r], expect[r])
+    o = torch.empty(4, 3, device=dev)
+    dist.scatter(o, [_filled(10 + j, device=dev) for j in range(world)] if rank == 0 else None, src=0)
+    check("scatter", o, _filled(10 + rank))
+
+    # reduce_scatter (list) and reduce_scatter_tensor.
+    inputs = [_filled(rank + 10 * j, device=dev) for j in range(world)]
+    o = torch.empty(4, 3, device=dev)
+    dist.reduce_scatter(o, inputs)
+    check("reduce_scatter", o, sum(_filled(r + 10 * rank) for r in range(world)))
+    big = torch.cat([_filled(rank + 10 * j) for j in range(world)]).to(dev)
+    o = torch.empty(4, 3, device=dev)
+    dist.reduce_scatter_tensor(o, big, op=dist.ReduceOp.AVG)
+    check("reduce_scatter_tensor avg", o, sum(_filled(r + 10 * rank) for r in range(world)) / world)
+
+    # all_to_all_single, even and with splits; all_to_all with lists.
+    inp = torch.arange(world * 2, dtype=torch.float32, device=dev) + 100 * rank
+    o = torch.empty(world * 2, device=dev)
+    dist.all_to_all_single(o, inp)
+    check("all_to_all_single", o, torch.tensor([100.0 * r + 2 * rank + k for r in range(world) for k in range(2)]))
+    in_splits = [r + 1 for r in range(world)]              # rank sends r+1 elements to rank r
+    out_splits = [rank + 1] * world                        # and gets rank+1 from everyone
+    inp = torch.full((sum(in_splits),), float(rank), device=dev)
+    o = torch.empty(sum(out_splits), device=dev)
+    dist.all_to_all_single(o, inp, out_splits, in_splits)
+    check("all_to_all_single splits", o, torch.tensor([float(r) for r in range(world) for _ in range(rank + 1)]))
+    ins = [torch.full((j + 1, 2), float(rank * 10 + j), device=dev) for j in range(world)]
+    outs = [torch.empty(rank + 1, 2, device=dev) for _ in range(world)]
+    dist.all_to_all(outs, ins)
+    for r in range(world):
+        check(f"all_to_all[{r}]", outs[r], torch.full((rank + 1, 2), float(r * 10 + rank)))
+
+    # Point to point: blocking, async, and a batch where everyone sends first.
+    peer = (rank + 1) % world
+    prev = (rank - 1) % world
+    if rank == 0:
+        dist.send(_filled(rank, device=dev), dst=1)
+    elif rank == 1:
+        t = torch.empty(4, 3, device=dev)
+        dist.recv(t, src=0)
+        check("recv", t, expect[0])
+    if rank in (0, 1):
+        t = torch.empty(4, 3, device=dev)
+        w_send = dist.isend(_filled(rank, device=dev), dst=1 - rank)
+        w_recv = dist.irecv(t, src=1 - rank)
+        w_send.wait()
+        w_recv.wait()
+        check("irecv", t, expect[1 - rank])
+    t = torch.empty(4, 3, device=dev)
+    ops = [dist.P2POp(dist.isend, _filled(rank, device=dev), peer), dist.P2POp(dist.irecv, t, prev)]
+    for w in dist.batch_isend_irecv(ops):
+        w.wait()
+    check("batch_isend_irecv", t, expect[prev])
+
+    # Collectives coalesced as FSDP and DTensor do it.
+    a, b = _filled(rank, device=dev), _filled(rank, shape=(5,), device=dev)
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:
+        dist.all_reduce(a)
+        dist.all_reduce(b)
+    cm.wait()
+    check("coalesced all_reduce", a, sum(expect))
+    check("coalesced all_reduce", b, sum(_filled(r, shape=(5,)) for r in range(world)))
+
+    # A subgroup of the last two ranks, with its own numbering.
+    members = [world - 2, world - 1]
+    sub = dist.new_group(members)
+    t = _filled(rank, device=dev)
+    if rank in members:
+        dist.all_reduce(t, group=sub)
+        check("subgroup all_reduce", t, expect[members[0]] + expect[members[1]])
+        assert dist.get_backend(sub) == "fooccl" or "fooccl" in str(dist.get_backend(sub))
+
+    # CPU tensors still work in the same group (gloo).
+    c = _filled(rank)
+    dist.all_reduce(c)
+    torch.testing.assert_close(c, sum(expect))
+
+    # NCCL's argument errors.
+    errors = {}
+    for name, call in {
+        "non_contiguous": lambda: dist.all_reduce(torch.zeros(3, 4, device=dev).t()),
+        "gather_dtype": lambda: dist.all_gather_into_tensor(
+            torch.empty(world * 4, device=dev, dtype=torch.float64), torch.zeros(4, device=dev)),
+        "gather_list_dtype": lambda: dist.all_gather(
+            [torch.empty(4, device=dev, dtype=torch.float64) for _ in range(world)], torch.zeros(4, device=dev)),
+        "gather_size": lambda: dist.all_gather_into_tensor(torch.empty(world * 4 + 1, device=dev),
+                                                           torch.zeros(4, device=dev)),
+        "scatter_dtype": lambda: dist.reduce_scatter_tensor(torch.empty(4, device=dev),
+                                                            torch.zeros(world * 4, device=dev, dtype=torch.float64)),
+    }.items():
+        try:
+            call()
+            errors[name] = None
+        except (ValueError, RuntimeError) as e:
+            errors[name] = (type(e).__name__, str(e).splitlines()[0])
+    out["errors"] = errors
+    dist.barrier()
+    return out
+
+
+def _check_collectives(out):
+    assert "fooccl" in out["backend"]
+    e = out["errors"]
+    assert e["non_contiguous"] == ("ValueError", "Tensors must be contiguous")
+    assert e["gather_dtype"] == ("ValueError", "output tensor must have the same type as input tensor")
+    assert e["gather_list_dtype"][0] == "ValueError" and "different dtypes" in e["gather_list_dtype"][1]
+    assert e["gather_size"] == (
+        "ValueError", "output tensor size must be equal to world_size times input tensor size")
+    assert e["scatter_dtype"] == ("ValueError", "input tensor must be the same type as the output tensor.")
+
+
+def _stream_semantics(rank, world, dev):
+    import torch.distributed as dist
+
+    foo = torch.foo
+    out = {}
+
+    # A collective is ordered after the work queued on the current stream:
+    # the sleeping kernel delays the fill, and the all_reduce must see it.
+    t = torch.zeros(1 << 16, device=dev)
+    foo._sleep(300)
+    t.fill_(rank + 1)
+    work = dist.all_reduce(t, async_op=True)
+    out["returned_before_done"] = not work.is_completed()
+    # wait() makes the current stream wait, not the host.
+    work.wait()
+    out["wait_did_not_block_host"] = not work.is_completed()
+    doubled = t * 2                                    # queued after the collective
+    foo.synchronize()
+    out["sum"] = t[:4].cpu().tolist()
+    out["doubled"] = doubled[:4].cpu().tolist()
+    out["completed_after_sync"] = work.is_completed() and work.is_success()
+
+    # Work.synchronize() on another stream, then use on that stream.
+    side = foo.Stream()
+    t = torch.full((8,), float(rank), device=dev)
+    foo._sleep(200)
+    work = dist.broadcast(t, src=0, async_op=True)
+    with foo.stream(side):
+        work.synchronize()
+        seen = t + 0
+    side.synchronize()
+    out["synchronized_on_side_stream"] = seen.cpu().tolist()
+
+    # The future (what DDP's communication hooks use) has the outputs, in
+    # stream order for whoever waits on it.
+    t = torch.full((8,), float(rank + 1), device=dev)
+    foo._sleep(200)
+    fut = dist.all_reduce(t, async_op=True).get_future()
+    chained = fut.then(lambda f: f.value()[0] * 10)
+    out["future"] = fut.wait()[0].cpu().tolist()
+    out["chained"] = chained.wait().cpu().tolist()
+
+    # The input of a pending collective is protected from reuse, as with
+    # record_stream: freeing it on the host does not let a new tensor of the
+    # current stream overwrite it before the collective has read it.
+    foo.synchronize()
+    src = torch.full((1 << 16,), float(rank + 1), device=dev)
+    gathered = torch.empty(world << 16, device=dev)
+    foo._sleep(200)
+    work = dist.all_gather_into_tensor(gathered, src, async_op=True)
+    del src
+    other = torch.full((1 << 16,), -7.0, device=dev)   # may reuse src's block only once it is safe
+    work.wait()
+    foo.synchronize()
+    out["protected"] = [gathered[r << 16].item() for r in range(world)] + [other[0].item()]
+    return out
+
+
+def _check_stream_semantics(out, world):
+    total = float(sum(r + 1 for r in range(world)))
+    assert out["returned_before_done"], "async all_reduce waited for the stream"
+    assert out["wait_did_not_block_host"], "Work.wait() blocked the host"
+    assert out["sum"] == [total] * 4
+    assert out["doubled"] == [2 * total] * 4
+    assert out["completed_after_sync"]
+    assert out["synchronized_on_side_stream"] == [0.0] * 8
+    assert out["future"] == [total] * 8
+    assert out["chained"] == [10 * total] * 8
+    assert out["protected"] == [float(r + 1) for r in range(world)] + [-7.0]
+
+
+def _job(rank, world, store):
+    import torch.distributed as dist
+
+    default_for_foo = dist.get_default_backend_for_device("foo")
+    dev = init(rank, world, store, device_id=torch.device("foo", rank % torch.foo.device_count()))
+    out = {"default_for_foo": default_for_foo, "collectives": _collectives(rank, world, dev),
+           "stream": _stream_semantics(rank, world, dev)}
+    dist.destroy_process_group()
+    return out
+
+
+def test_collectives_and_stream_semantics(tmp_path):
+    world = 2
+    for out in run_ranks(_job, world, tmp_path):
+        assert out["default_for_foo"] == "fooccl"
+        _check_collectives(out["collectives"])
+        _check_stream_semantics(out["stream"], world)

@@ -1,0 +1,110 @@
+"""fooccl when things go wrong: a rank that dies, shapes that do not match
+across ranks, and what destroying the process group gives back."""
+
+import torch
+
+from dist_harness import DIE, init, run_ranks
+
+
+def _error_of(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the test reports what was raised
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
+def _rank_dies(rank, world, store):
+    import torch.distributed as dist
+
+    dev = init(rank, world, store, timeout_s=10)
+    # This job runs with one executor thread per device: a batch in which
+    # both ranks send first must still complete (fooccl queues a batch as
+    # one kernel that starts every send and receive before waiting).
+    got = torch.empty(1000, device=dev)
+    batch = [dist.P2POp(dist.isend, torch.full((1000,), float(rank), device=dev), 1 - rank),
+             dist.P2POp(dist.irecv, got, 1 - rank)]
+    for w in dist.batch_isend_irecv(batch):
+        w.wait()
+    received = got[:3].cpu().tolist()
+    t = torch.ones(16, device=dev)
+    dist.all_reduce(t)
+    torch.foo.synchronize()
+    if rank == 1:
+        return DIE                       # gone without a word, as a crash
+    # The survivor's next collective fails (gloo sees the peer go, or the
+    # group's timeout expires) instead of waiting forever; the error comes
+    # with the first synchronization that covers it, as a kernel's would.
+    def collective():  # noqa: E306
+        dist.all_reduce(t)
+        torch.foo.synchronize()
+
+    error = _error_of(collective)
+    # The device stays usable afterwards.
+    ok = (torch.ones(3, device=dev) * 2).sum().item()
+    return {"error": error, "usable": ok, "received": received}
+
+
+def test_a_dead_rank_fails_the_others_within_the_timeout_and_batches_need_one_executor(tmp_path):
+    out = run_ranks(_rank_dies, 2, tmp_path, timeout=60, allow_dead={1}, env={"FOO_SIM_DEVICE_EXECUTORS": "1"})
+    assert out[0]["received"] == [1.0] * 3
+    error = out[0]["error"]
+    assert error is not None and "fooccl all_reduce failed" in error, error
+    assert out[0]["usable"] == 6.0
+
+
+def _mismatched(rank, world, dev):
+    import torch.distributed as dist
+
+    errors = {}
+    t = torch.ones(4 * (rank + 1), device=dev)
+    errors["all_reduce"] = _error_of(lambda: (dist.all_reduce(t), torch.foo.synchronize()))
+    big = torch.ones((5 + rank) << 18, device=dev)      # pipelined in chunks
+    errors["all_reduce_chunked"] = _error_of(lambda: (dist.all_reduce(big), torch.foo.synchronize()))
+    out = torch.empty(2 * 4, device=dev)
+    inp = torch.ones(4, device=dev, dtype=torch.float32 if rank == 0 else torch.float64)
+    errors["all_gather_dtype"] = _error_of(
+        lambda: (dist.all_gather_into_tensor(out.to(inp.dtype), inp), torch.foo.synchronize()))
+    # The group still works afterwards.
+    t = torch.ones(4, device=dev)
+    dist.all_reduce(t)
+    errors["after"] = t.cpu().tolist()
+    return errors
+
+
+def _staging_released(rank, world, dev):
+    import torch.distributed as dist
+
+    def held():
+        # What the pinned allocator holds from the runtime once its cache is
+        # emptied: only blocks still in use, or reserved for queued work.
+        torch.accelerator.empty_host_cache()
+        return torch.foo.host_memory_stats()["allocated_bytes.current"]
+
+    t = torch.ones(1 << 18, device=dev)
+    before = held()
+    torch.foo._sleep(300)                 # the collectives below stay queued
+    for _ in range(3):
+        dist.all_reduce(t)
+        dist.all_gather_into_tensor(torch.empty(world << 18, device=dev), t)
+    during = held()
+    dist.destroy_process_group()
+    after = held()
+    return before, during, after
+
+
+def _mismatch_then_destroy(rank, world, store):
+    dev = init(rank, world, store, timeout_s=10)
+    return {"mismatched": _mismatched(rank, world, dev), "staging": _staging_released(rank, world, dev)}
+
+
+def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
+    for out in run_ranks(_mismatch_then_destroy, 2, tmp_path, timeout=60):
+        errors = out["mismatched"]
+        # gloo itself would abort the process: fooccl compares the ranks' sizes first.
+        for op in ("all_reduce", "all_reduce_chunked", "all_gather_dtype"):
+            assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
+        assert errors["after"] == [2.0] * 4          # the group still works
+        before, during, after = out["staging"]
+        assert during > before        # queued collectives hold pinned staging buffers
+        assert after == before        # destroy_process_group waited for them and let go

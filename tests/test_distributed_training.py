@@ -1,0 +1,165 @@
+"""DDP and FSDP2 on foo with fooccl, against a single-process reference
+that trains the same model on the concatenated batch."""
+
+import torch
+
+from dist_harness import init, run_ranks
+
+STEPS = 3
+PER_RANK = 4
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 16)
+        self.b = torch.nn.Linear(16, 16)
+        self.c = torch.nn.Linear(16, 4)
+        self.unused = torch.nn.Linear(16, 4)   # for find_unused_parameters
+
+    def forward(self, x, use_unused=False):
+        h = torch.relu(self.b(torch.relu(self.a(x))))
+        return self.c(h) + (self.unused(h) if use_unused else 0)
+
+
+def _batches(world, micro):
+    g = torch.Generator().manual_seed(1)
+    return [[(torch.randn(world * PER_RANK, 8, generator=g), torch.randn(world * PER_RANK, 4, generator=g))
+             for _ in range(micro)] for _ in range(STEPS)]
+
+
+def _model(dev):
+    torch.manual_seed(0)
+    return Net().to(dev)
+
+
+def _train(model, batches, dev, rank, world, *, sharded, amp=False, no_sync=None, use_unused=False, collect=True):
+    """SGD steps; with `sharded`, each rank takes its slice of every batch."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("foo", init_scale=256.0) if amp else None
+    for step in batches:
+        opt.zero_grad()
+        for i, (x, y) in enumerate(step):
+            if sharded:
+                x, y = x[rank * PER_RANK:(rank + 1) * PER_RANK], y[rank * PER_RANK:(rank + 1) * PER_RANK]
+            x, y = x.to(dev), y.to(dev)
+            last = i == len(step) - 1
+            ctx = no_sync() if (no_sync is not None and not last) else _null()
+            with ctx, torch.autocast("foo", dtype=torch.bfloat16, enabled=amp):
+                loss = torch.nn.functional.mse_loss(model(x, use_unused=use_unused).float(), y)
+            (scaler.scale(loss) if amp else loss).backward()
+        if amp:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+    return {n: p.detach().cpu() for n, p in model.named_parameters()} if collect else None
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+def _ddp(rank, world, dev, only=None):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    results = {}
+    cases = {
+        # Tiny buckets: several allreduces per backward, overlapping it.
+        "buckets": dict(ddp=dict(bucket_cap_mb=0.0005), micro=1),
+        "no_sync": dict(ddp=dict(), micro=2, no_sync=True),
+        # One layer takes no part in the forward pass.
+        "unused": dict(ddp=dict(find_unused_parameters=True), micro=1, skip_layer=True),
+        "amp": dict(ddp=dict(), micro=1, amp=True),
+    }
+    for name, case in cases.items():
+        if only is not None and name not in only:
+            continue
+        batches = _batches(world, case["micro"])
+        # Ranks start from different weights: DDP must broadcast rank 0's.
+        torch.manual_seed(rank)
+        model = Net().to(dev)
+        if rank == 0:
+            model.load_state_dict(_model(dev).state_dict())
+        ddp = DDP(model, device_ids=None, **case["ddp"])
+        use_all = not case.get("skip_layer", False)
+        got = _train(ddp, batches, dev, rank, world, sharded=True, amp=case.get("amp", False),
+                     no_sync=ddp.no_sync if case.get("no_sync") else None, use_unused=use_all)
+        got = {k.removeprefix("module."): v for k, v in got.items()}
+        want = _train(_model(dev), batches, dev, rank, world, sharded=False, amp=case.get("amp", False),
+                      use_unused=use_all)
+        tol = dict(rtol=2e-2, atol=2e-3) if case.get("amp") else dict(rtol=1e-5, atol=1e-6)
+        for k in want:
+            torch.testing.assert_close(got[k], want[k], **tol, msg=lambda m: f"{name} {k} rank {rank}: {m}")
+        results[name] = True
+    return results
+
+
+def _fsdp(rank, world, dev):
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    results = {}
+    for name, (reshard, mp) in {
+        "reshard": (True, None),
+        "keep": (False, None),
+        "mixed": (True, MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)),
+    }.items():
+        batches = _batches(world, 1)
+        model = _model(dev)
+        kwargs = dict(reshard_after_forward=reshard)
+        if mp is not None:
+            kwargs["mp_policy"] = mp
+        for layer in (model.a, model.b, model.c, model.unused):
+            fully_shard(layer, **kwargs)
+        fully_shard(model, **kwargs)
+        _train(model, batches, dev, rank, world, sharded=True, use_unused=True, collect=False)
+        got = {k: p.full_tensor().detach().cpu() for k, p in model.named_parameters()}
+        want = _train(_model(dev), batches, dev, rank, world, sharded=False, use_unused=True)
+        tol = dict(rtol=2e-2, atol=2e-3) if mp is not None else dict(rtol=1e-5, atol=1e-6)
+        for k in want:
+            torch.testing.assert_close(got[k], want[k], **tol, msg=lambda m: f"{name} {k} rank {rank}: {m}")
+        results[name] = True
+    return results
+
+
+def _two_ranks(rank, world, store):
+    import torch.distributed as dist
+
+    dev = init(rank, world, store)
+    out = {"ddp": _ddp(rank, world, dev), "fsdp": _fsdp(rank, world, dev)}
+    dist.destroy_process_group()
+    return out
+
+
+def test_ddp_and_fsdp2_on_two_ranks_match_single_process(tmp_path):
+    for out in run_ranks(_two_ranks, 2, tmp_path, timeout=150):
+        assert out["ddp"] == {"buckets": True, "no_sync": True, "unused": True, "amp": True}
+        assert out["fsdp"] == {"reshard": True, "keep": True, "mixed": True}
+
+
+def _four_ranks(rank, world, store):
+    import torch.distributed as dist
+
+    # No backend named: foo's default (fooccl), on the device given.
+    dev = init(rank, world, store, backend=None, device_id=torch.device("foo", rank % torch.foo.device_count()))
+    out = {"backend": dist.get_backend(), "ddp": _ddp(rank, world, dev, only={"buckets"})}
+    # Subgroups: the odd ranks, and a group each rank makes with its pair.
+    odd = dist.new_group([1, 3])
+    t = torch.full((4,), float(rank), device=dev)
+    if rank in (1, 3):
+        dist.all_reduce(t, group=odd)
+        out["odd"] = t.cpu().tolist()
+    dist.destroy_process_group()
+    return out
+
+
+def test_ddp_on_four_ranks_with_the_default_backend(tmp_path):
+    for rank, out in enumerate(run_ranks(_four_ranks, 4, tmp_path, timeout=150)):
+        assert out["backend"] == "fooccl"
+        assert out["ddp"] == {"buckets": True}
+        if rank in (1, 3):
+            assert out["odd"] == [4.0] * 4
