@@ -18,6 +18,7 @@ FOO_SIM_VARIABLES = {
     "FOO_SIM_DEVICE_EXECUTORS": "4",
     "FOO_SIM_LAUNCH_BLOCKING": "0",
     "FOO_SIM_LAUNCH_DELAY_US": "0",
+    "FOO_SIM_COPY_THREADS": str(os.cpu_count() or 1),  # foo_sim's default: the hardware threads
 }
 
 

@@ -1,6 +1,7 @@
 // C API: copies between host and device memory and between devices.
 #include <cstring>
 
+#include "copy_bytes.h"
 #include "error.h"
 #include "profiler.h"
 #include "runtime.h"
@@ -94,6 +95,11 @@ fooError_t check_peer(Runtime* rt, const void* ptr, int device, size_t count, co
   return fooSuccess;
 }
 
+// The work a copy queues: the bytes moved with the configured copy threads.
+auto move_work(Runtime* rt, void* dst, const void* src, size_t count) {
+  return [dst, src, count, threads = rt->config().copy_threads] { foo_sim::copy_bytes(dst, src, count, threads); };
+}
+
 }  // namespace
 
 extern "C" {
@@ -112,7 +118,7 @@ fooError_t fooMemcpy(void* dst, const void* src, size_t count, fooMemcpyKind kin
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   auto* stream = rt->scheduler().default_stream(ordering_device(plan, rt->current_device()));
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
-  return rt->scheduler().launch_and_wait(stream, [=] { std::memmove(dst, src, count); });
+  return rt->scheduler().launch_and_wait(stream, move_work(rt, dst, src, count));
 }
 
 fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count, fooMemcpyKind kind, fooStream_t stream) {
@@ -128,9 +134,9 @@ fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count, fooMemcpyKin
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
   if (pageable) {
     if (fooError_t e = Runtime::check_may_block("fooMemcpyAsync with pageable host memory")) return e;
-    return rt->scheduler().launch_and_wait(s, [=] { std::memmove(dst, src, count); });
+    return rt->scheduler().launch_and_wait(s, move_work(rt, dst, src, count));
   }
-  return rt->scheduler().launch(s, [=] { std::memmove(dst, src, count); });
+  return rt->scheduler().launch(s, move_work(rt, dst, src, count));
 }
 
 fooError_t fooMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count) {
@@ -142,7 +148,7 @@ fooError_t fooMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevic
   if (fooError_t e = check_peer(rt, src, srcDevice, count, "source", "fooMemcpyPeer")) return e;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, "Memcpy PtoP", count, fooMemcpyDeviceToDevice);
   return rt->scheduler().launch_and_wait(rt->scheduler().default_stream(srcDevice),
-                                         [=] { std::memmove(dst, src, count); });
+                                         move_work(rt, dst, src, count));
 }
 
 fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int srcDevice, size_t count,
@@ -153,7 +159,7 @@ fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int src
   if (fooError_t e = check_peer(rt, dst, dstDevice, count, "destination", "fooMemcpyPeerAsync")) return e;
   if (fooError_t e = check_peer(rt, src, srcDevice, count, "source", "fooMemcpyPeerAsync")) return e;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, "Memcpy PtoP", count, fooMemcpyDeviceToDevice);
-  return rt->scheduler().launch(rt->resolve(stream), [=] { std::memmove(dst, src, count); });
+  return rt->scheduler().launch(rt->resolve(stream), move_work(rt, dst, src, count));
 }
 
 }  // extern "C"

@@ -1,9 +1,11 @@
 #include "config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <thread>
 
 #include "error.h"
 
@@ -12,6 +14,7 @@ namespace {
 
 constexpr int kMaxDevices = FOO_SIM_MAX_DEVICES;
 constexpr int kMaxExecutors = 64;
+constexpr int kMaxCopyThreads = 256;
 constexpr uint64_t kMaxDelayUs = 10'000'000;
 
 // Parses a whole string as a decimal integer in [lo, hi].
@@ -52,6 +55,11 @@ std::optional<size_t> parse_byte_size(const std::string& text) {
   return static_cast<size_t>(*number << shift);
 }
 
+int default_copy_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(std::min<unsigned>(n, kMaxCopyThreads));
+}
+
 std::optional<std::string> read_config_from_env(Config* config) {
   if (const char* raw = std::getenv("FOO_SIM_DEVICE_COUNT")) {
     auto v = parse_uint(trimmed(raw), 0, kMaxDevices);
@@ -79,6 +87,11 @@ std::optional<std::string> read_config_from_env(Config* config) {
     if (!v) return format("FOO_SIM_LAUNCH_DELAY_US='%s' is invalid: expected an integer from 0 to %llu", raw,
                           static_cast<unsigned long long>(kMaxDelayUs));
     config->launch_delay_us = *v;
+  }
+  if (const char* raw = std::getenv("FOO_SIM_COPY_THREADS")) {
+    auto v = parse_uint(trimmed(raw), 1, kMaxCopyThreads);
+    if (!v) return format("FOO_SIM_COPY_THREADS='%s' is invalid: expected an integer from 1 to %d", raw, kMaxCopyThreads);
+    config->copy_threads = static_cast<int>(*v);
   }
   return std::nullopt;
 }

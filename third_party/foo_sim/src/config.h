@@ -8,12 +8,16 @@
 
 namespace foo_sim {
 
+// One per hardware thread, as CPU PyTorch's intra-op default.
+int default_copy_threads();
+
 struct Config {
   int device_count = 2;
   size_t device_memory = size_t{8} << 30;  // 8 GiB
   int executors_per_device = 4;
   bool launch_blocking = false;
   uint64_t launch_delay_us = 0;
+  int copy_threads = default_copy_threads();  // threads that move one large copy
 };
 
 // Fills `config` from the environment. On a malformed value returns a message

@@ -58,6 +58,13 @@ TEST(malformed_memory) {  // FOO_SIM_DEVICE_MEMORY=12XB
   CHECK_DETAIL_HAS("512MiB");  // says what would be accepted
 }
 
+TEST(malformed_copy_threads) {  // FOO_SIM_COPY_THREADS=0
+  int count = -1;
+  CHECK_ERR(fooGetDeviceCount(&count), fooErrorInitializationError);
+  CHECK_DETAIL_HAS("FOO_SIM_COPY_THREADS='0'");
+  CHECK_DETAIL_HAS("1 to 256");
+}
+
 TEST(memory_units) {  // FOO_SIM_DEVICE_MEMORY=512MiB
   fooDeviceProp prop;
   CHECK_OK(fooGetDeviceProperties(&prop, 0));
