@@ -186,6 +186,37 @@ def test_off_records_nothing_and_max_entries_keeps_the_newest(foo):
     assert trace[0]["time_us"] <= trace[-1]["time_us"]
 
 
+def test_a_larger_max_entries_keeps_the_trace_in_order(foo):
+    foo.memory._record_memory_history("all", max_entries=4)
+    try:
+        for n in (512, 1024, 1536):  # 9 entries: the ring of 4 has wrapped
+            torch.empty(n, dtype=torch.uint8, device="foo")
+        foo.memory._record_memory_history("all", max_entries=100)
+        for n in (2048, 2560):
+            torch.empty(n, dtype=torch.uint8, device="foo")
+        trace = foo.memory._snapshot()["device_traces"][0]
+    finally:
+        foo.memory._record_memory_history(None)
+    times = [e["time_us"] for e in trace]
+    assert times == sorted(times)
+    assert [e["size"] for e in trace if e["action"] == "alloc"][-2:] == [2048, 2560]
+
+
+def test_alloc_context_puts_stacks_in_the_trace_state_does_not(foo):
+    for context, traced in (("alloc", True), ("state", False)):
+        foo.memory._record_memory_history("all", context=context, stacks="python")
+        try:
+            t = torch.empty(100, device="foo")
+            snapshot = foo.memory._snapshot()
+        finally:
+            foo.memory._record_memory_history(None)
+        (alloc,) = [e for e in snapshot["device_traces"][0] if e["action"] == "alloc" and e["addr"] == t.data_ptr()]
+        assert bool(alloc["frames"]) == traced, context
+        block = next(b for s in snapshot["segments"] for b in s["blocks"] if b["address"] == t.data_ptr())
+        assert any(f["filename"] == __file__ for f in block["frames"])  # the live block keeps its stack either way
+        del t
+
+
 def test_bad_arguments_are_python_errors(foo):
     with pytest.raises(ValueError):
         foo.memory._record_memory_history("sometimes")

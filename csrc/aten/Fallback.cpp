@@ -473,7 +473,7 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   for (auto& [t, index] : targets_now) {
     if (t.numel() > 0) targets.emplace_back(KernelTensor(t), index);
   }
-  launch_op(device.index(), op.schema().name().c_str(),
+  launch_op(device.index(), lasting_name(op.schema().name()),
             [op, cpu = std::move(cpu), targets = std::move(targets), widening]() mutable {
               run_cpu_kernel(op, cpu, widening);
               std::vector<at::Tensor> flat_results;

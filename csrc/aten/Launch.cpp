@@ -1,6 +1,16 @@
 #include "aten/Launch.h"
 
+#include <mutex>
+#include <unordered_set>
+
 namespace foo::aten {
+
+const char* lasting_name(const std::string& name) {
+  static std::mutex mutex;
+  static auto* names = new std::unordered_set<std::string>();  // never freed: kernels and traces keep pointers
+  std::lock_guard<std::mutex> lock(mutex);
+  return names->insert(name).first->c_str();
+}
 
 void use_thread_count(int threads) {
   // Per executor thread: only call into OpenMP when the count changes.

@@ -19,6 +19,10 @@ namespace foo::aten {
 // Gives the executor thread the launching thread's intra-op thread count
 // (torch.set_num_threads is per thread for OpenMP).
 void use_thread_count(int threads);
+// `name` in storage that lives as long as the process: an operator's name
+// for a kernel and the profiler, which may outlive the operator (one defined
+// from Python through torch.library can be destroyed).
+const char* lasting_name(const std::string& name);
 // Reports a failed kernel to foo_sim, naming the operator.
 void report_kernel_failure(const char* op_name, const char* what) noexcept;
 

@@ -210,7 +210,7 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, const Stack& args, 
     }
     carried.push_back(std::move(k));
   }
-  launch_op(device.index(), schema.name().c_str(), [op, carried = std::move(carried), fresh = std::move(fresh)] {
+  launch_op(device.index(), lasting_name(schema.name()), [op, carried = std::move(carried), fresh = std::move(fresh)] {
     Stack cpu;
     for (const auto& k : carried) cpu.push_back(k.get());
     {

@@ -165,16 +165,20 @@ c10::intrusive_ptr<c10d::Work> FooBackend::end(Collective& c, const FooStream& i
 }
 
 // Runs `fn` (which may throw) as a kernel on `internal`; a failure becomes
-// the stream's error, named after the collective.
+// the stream's error, named after the collective (`name`: a literal, which
+// the profiler also shows).
 template <class F>
 static void exchange_kernel(const FooStream& internal, const char* name, F fn) {
-  launch_kernel(internal, [name, fn = std::move(fn)]() mutable {
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      throw std::runtime_error(std::string("fooccl ") + name + " failed: " + describe(e));
-    }
-  });
+  launch_kernel(
+      internal,
+      [name, fn = std::move(fn)]() mutable {
+        try {
+          fn();
+        } catch (const std::exception& e) {
+          throw std::runtime_error(std::string("fooccl ") + name + " failed: " + describe(e));
+        }
+      },
+      name);
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {

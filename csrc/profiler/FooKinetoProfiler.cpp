@@ -202,6 +202,12 @@ class FooProfilerSession final : public libkineto::IActivityProfilerSession {
       activities_.push_back(std::move(annotation));
     }
     ranges_.clear();
+    {
+      // Processed: the ranges of this profile's operators are not needed
+      // again (they would otherwise stay until the next profile starts).
+      std::lock_guard<std::mutex> lock(g_range_mutex);
+      g_range_of.clear();
+    }
     // A process row per device, a thread row per stream, below the CPU rows.
     for (const auto& [key, row] : rows_) {
       const auto& [device, stream] = key;

@@ -65,7 +65,7 @@ void record_memory_history(const std::optional<std::string>& enabled, const std:
     torch::installCapturedTracebackPython();  // lets CapturedTraceback see Python frames
     options.gather = stacks == "all" ? &gather_all_stacks : &gather_python_stacks;
   }
-  set_history_options(options);
+  foo::record_memory_history(options);
 }
 
 const char* action_name(TraceEntry::Action action) {

@@ -230,6 +230,11 @@ class DeviceCache {
     trace = trace_.entries();
   }
 
+  void clear_trace() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    trace_.clear();
+  }
+
   void reset_peak() {
     std::lock_guard<std::mutex> lock(mutex_);
     for (StatArray* a : stat_arrays()) {
@@ -499,9 +504,14 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
     MemorySnapshot result;
     result.device_traces.resize(is_initialized() ? device_count() : 0);
     for (c10::DeviceIndex d = 0; d < static_cast<c10::DeviceIndex>(result.device_traces.size()); ++d) {
-      if (caches_[d]) caches_[d]->snapshot(result.segments, result.device_traces[d]);
+      cache(d).snapshot(result.segments, result.device_traces[d]);
     }
     return result;
+  }
+
+  void clear_traces() {
+    if (!is_initialized()) return;
+    for (c10::DeviceIndex d = 0; d < device_count(); ++d) cache(d).clear_trace();
   }
 
   void resetAccumulatedStats(c10::DeviceIndex device) override { cache(device).reset_accumulated(); }
@@ -548,6 +558,13 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 c10::DeviceAllocator* getFooDeviceAllocator() { return &g_allocator; }
 
 MemorySnapshot memory_snapshot() { return g_allocator.snapshot(); }
+
+void record_memory_history(const HistoryOptions& options) {
+  set_history_options(options);
+  // Turning recording off or clearing it drops the recorded entries (and
+  // the stacks they hold) now, not at each device's next allocation.
+  if (!options.enabled || options.clear_history) g_allocator.clear_traces();
+}
 
 
 }  // namespace foo

@@ -32,4 +32,8 @@ struct MemorySnapshot {
 
 MemorySnapshot memory_snapshot();
 
+// torch.foo.memory._record_memory_history: the options for what to record
+// from now on (see FooMemoryHistory.h).
+void record_memory_history(const HistoryOptions& options);
+
 }  // namespace foo

@@ -80,9 +80,16 @@ void TraceRing::record_entry(TraceEntry::Action action, c10::DeviceIndex device,
     clear();
     generation_ = generation;
   }
+  // As CUDA's: at context="state" stacks belong to the live blocks only,
+  // not to the trace.
+  if (g_context_level.load(std::memory_order_relaxed) < static_cast<int>(RecordContext::ALLOC)) context.reset();
   TraceEntry entry(action, device, reinterpret_cast<size_t>(addr), size, stream, {0, 0}, 0, std::move(context));
   entry.time_.t_ = c10::getTime();  // wall-clock nanoseconds: snapshots report microseconds
   size_t capacity = g_max_entries.load(std::memory_order_relaxed);
+  if (next_ != 0 && ring_.size() < capacity) {  // max_entries grew after the ring wrapped: oldest first again
+    ring_ = entries();
+    next_ = 0;
+  }
   if (ring_.size() > capacity) {  // max_entries shrank: keep the newest
     std::vector<TraceEntry> kept = entries();
     kept.erase(kept.begin(), kept.end() - static_cast<std::ptrdiff_t>(capacity));

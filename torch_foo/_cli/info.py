@@ -50,7 +50,8 @@ def _configuration_lines() -> list[str]:
 
 
 def _training_step(device: str, model_cpu: torch.nn.Module, x: torch.Tensor, y: torch.Tensor):
-    """One SGD step of a copy of ``model_cpu`` on ``device``: the loss and the updated weights, on CPU."""
+    """One SGD step of a copy of ``model_cpu`` on ``device``: the loss and the updated weights, left on
+    ``device`` (queued, not waited for, on a foo stream)."""
     import copy
 
     model = copy.deepcopy(model_cpu).to(device)
@@ -58,7 +59,7 @@ def _training_step(device: str, model_cpu: torch.nn.Module, x: torch.Tensor, y: 
     loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
     loss.backward()
     opt.step()
-    return loss.detach().to("cpu"), [p.detach().to("cpu") for p in model.parameters()]
+    return loss.detach(), [p.detach() for p in model.parameters()]
 
 
 def _self_check(device: int, results: list) -> None:
@@ -80,6 +81,7 @@ def _self_check(device: int, results: list) -> None:
         for stream in streams:
             stream.synchronize()
     wall = time.perf_counter() - start
+    outputs = [(loss.cpu(), [w.cpu() for w in weights]) for loss, weights in outputs]
     for i, ((loss, weights), (want_loss, want_weights)) in enumerate(zip(outputs, expected)):
         ok = torch.allclose(loss, want_loss, rtol=1e-4, atol=1e-5) and all(
             torch.allclose(w, v, rtol=1e-4, atol=1e-5) for w, v in zip(weights, want_weights))

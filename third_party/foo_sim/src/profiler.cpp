@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "error.h"
@@ -31,6 +32,10 @@ thread_local int t_thread_id = 0;
 
 std::mutex g_mutex;
 std::vector<fooActivity> g_activities;  // guarded by g_mutex
+// A profile whose stop never comes (torch leaves its profiler on when a
+// synchronization raises on the way out) must not grow without bound: past
+// this many activities (about 100 MB) new ones are dropped.
+constexpr size_t kMaxActivities = size_t{1} << 20;
 
 int thread_id() {
   if (t_thread_id == 0) t_thread_id = static_cast<int>(::syscall(SYS_gettid));
@@ -64,7 +69,7 @@ void stamp(ActivityStamp& stamp) {
   stamp.launch_thread = thread_id();
 }
 
-void record(const ActivityStamp& stamp, int device, fooStream_t stream, int64_t start_ns, int64_t end_ns) {
+void record(const ActivityStamp& stamp, int device, fooStream_t stream, int64_t start_ns, int64_t end_ns) noexcept {
   fooActivity a{};
   a.kind = stamp.kind;
   a.device = device;
@@ -78,7 +83,12 @@ void record(const ActivityStamp& stamp, int device, fooStream_t stream, int64_t 
   a.memcpyKind = stamp.memcpy_kind;
   a.launchThread = stamp.launch_thread;
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_activities.push_back(a);
+  if (g_activities.size() >= kMaxActivities) return;
+  try {
+    g_activities.push_back(a);
+  } catch (const std::bad_alloc&) {
+    // Out of host memory: the activity is dropped, the executor goes on.
+  }
 }
 
 }  // namespace profiler
@@ -96,6 +106,9 @@ fooError_t fooProfilerStart(void) {
 }
 
 fooError_t fooProfilerStop(void) {
+  // Off first, whatever happens next: work already launched keeps the stamp
+  // it took at launch and records itself when it runs.
+  profiler::g_tracing.store(false);
   if (fooError_t e = Runtime::check_may_block("fooProfilerStop")) return e;
   Runtime* rt = nullptr;
   // Work launched while tracing records itself when it runs: wait for it.
@@ -104,7 +117,6 @@ fooError_t fooProfilerStop(void) {
   } else {
     (void)fooGetLastError();  // no runtime, so no work to wait for
   }
-  profiler::g_tracing.store(false);
   return fooSuccess;
 }
 

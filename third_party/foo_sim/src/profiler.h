@@ -54,7 +54,7 @@ class ScopedLabel {
 // Fills `stamp` for a command being queued by this thread (tracing is on).
 void stamp(ActivityStamp& stamp);
 // Records a stamped command that ran from start_ns to end_ns.
-void record(const ActivityStamp& stamp, int device, fooStream_t stream, int64_t start_ns, int64_t end_ns);
+void record(const ActivityStamp& stamp, int device, fooStream_t stream, int64_t start_ns, int64_t end_ns) noexcept;
 
 }  // namespace profiler
 }  // namespace foo_sim
