@@ -90,6 +90,11 @@ std::string_view without_overload(std::string_view op_name) {
 
 }  // namespace
 
+bool has_dtype_rules(std::string_view op_name) {
+  op_name = without_overload(op_name);
+  return cuda_lacks().count(op_name) > 0 || cpu_lacks().count(op_name) > 0;
+}
+
 void check_cuda_has_kernel(std::string_view op_name, ScalarType dtype) {
   op_name = without_overload(op_name);
   const auto& table = cuda_lacks();

@@ -19,6 +19,10 @@
 
 namespace foo::aten {
 
+// Whether either table below names `op_name` (overload ignored): kernels
+// ask once, so that operators without rules pay nothing per call.
+bool has_dtype_rules(std::string_view op_name);
+
 // Raises RuntimeError when CUDA has no kernel for `op_name` (e.g.
 // "aten::mm"; an overload name is ignored) in `dtype`.
 void check_cuda_has_kernel(std::string_view op_name, at::ScalarType dtype);

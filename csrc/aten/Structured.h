@@ -221,13 +221,15 @@ struct Structured<Name, Check, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const 
       check_no_partial_overlap(out, self);
       (check_no_partial_overlap(out, rest), ...);
     }
-    check_cuda_has_kernel(Name.value, self.scalar_type());
+    static const bool dtype_rules = has_dtype_rules(Name.value);
+    at::ScalarType dtype = self.scalar_type();
+    if (dtype_rules) check_cuda_has_kernel(Name.value, dtype);
     c10::DeviceGuard guard(device);
     bool in_place = out.is_same(self);
-    at::ScalarType dtype = self.scalar_type();
     launch_op(device.index(), Name.value,
               [o = KernelTensor(out), s = CarriedTensor(self), in_place, dtype,
-               wide = wider_compute_dtype(Name.value, dtype), kept = std::make_tuple(Carry<Rest>::keep(rest)...)] {
+               wide = dtype_rules ? wider_compute_dtype(Name.value, dtype) : std::nullopt,
+               kept = std::make_tuple(Carry<Rest>::keep(rest)...)] {
                 at::Tensor out_alias = o.cpu();
                 at::Tensor self_alias = in_place ? out_alias : s.get();
                 std::apply(
