@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "aten/IValueTensors.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
 #include "runtime/FooFunctions.h"
@@ -46,30 +47,11 @@ using torch::jit::Stack;
 
 bool on_foo(const at::Tensor& t) { return t.defined() && t.device().is_privateuseone(); }
 
-template <class F>
-c10::IValue map_tensors(const c10::IValue& v, const F& fn) {
-  if (v.isTensor()) return fn(v.toTensor());
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(fn(t));
-    return out;
-  }
-  if (v.isList()) {
-    auto list = v.toList();
-    c10::impl::GenericList out(list.elementType());
-    for (const c10::IValue& e : list) out.push_back(map_tensors(e, fn));
-    return out;
-  }
-  if (v.isDevice() && v.toDevice().is_privateuseone()) return c10::Device(c10::kCPU);
-  return v;
-}
-
 std::optional<c10::Device> call_device(const Stack& args) {
   std::optional<c10::Device> device;
   for (const auto& a : args) {
-    map_tensors(a, [&](const at::Tensor& t) {
+    for_each_tensor(a, [&](const at::Tensor& t) {
       if (!device && on_foo(t)) device = t.device();
-      return t;
     });
   }
   return device;
@@ -238,7 +220,7 @@ void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
   Stack cpu;
   cpu.reserve(num_args);
   for (const auto& a : args) {
-    cpu.push_back(map_tensors(a, [](const at::Tensor& t) { return on_foo(t) ? cpu_copy(t) : t; }));
+    cpu.push_back(map_tensors(a, cpu_copy, unchanged, c10::Device(c10::kCPU)));
   }
   Stack cpu_args(cpu.begin(), cpu.end());  // the call consumes the stack; in-place results live here
   {
@@ -267,7 +249,8 @@ void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
       }
       continue;
     }
-    stack->push_back(map_tensors(cpu[r], [&](const at::Tensor& t) { return t.defined() ? t.to(*device) : t; }));
+    auto to_foo = [&](const at::Tensor& t) { return t.to(*device); };
+    stack->push_back(map_tensors(cpu[r], unchanged, to_foo, *device));
   }
 }
 
