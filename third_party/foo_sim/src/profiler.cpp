@@ -45,7 +45,8 @@ int thread_id() {
 }  // namespace
 
 ScopedLabel::ScopedLabel(fooActivityKind kind, const char* name, uint64_t bytes, fooMemcpyKind memcpy_kind) {
-  if (!tracing()) return;
+  // Set even when not tracing: a stream capture names its nodes with it
+  // (current_label). It is four stores.
   t_label_storage = Label{kind, name, bytes, memcpy_kind};
   t_label = &t_label_storage;
   set_ = true;
@@ -53,6 +54,14 @@ ScopedLabel::ScopedLabel(fooActivityKind kind, const char* name, uint64_t bytes,
 
 ScopedLabel::~ScopedLabel() {
   if (set_) t_label = nullptr;
+}
+
+void current_label(fooActivityKind* kind, const char** name, uint64_t* bytes, fooMemcpyKind* memcpy_kind) {
+  if (t_label == nullptr) return;
+  *kind = t_label->kind;
+  *name = t_label->name;
+  *bytes = t_label->bytes;
+  *memcpy_kind = t_label->memcpy_kind;
 }
 
 void stamp(ActivityStamp& stamp) {

@@ -51,6 +51,9 @@ class ScopedLabel {
   bool set_ = false;
 };
 
+// The calling thread's current label, if a ScopedLabel is set (whether or
+// not tracing is on); leaves the outputs alone otherwise.
+void current_label(fooActivityKind* kind, const char** name, uint64_t* bytes, fooMemcpyKind* memcpy_kind);
 // Fills `stamp` for a command being queued by this thread (tracing is on).
 void stamp(ActivityStamp& stamp);
 // Records a stamped command that ran from start_ns to end_ns.

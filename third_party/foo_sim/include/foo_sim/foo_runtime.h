@@ -75,9 +75,17 @@ typedef enum fooError {
   fooErrorNoDevice = 100,
   fooErrorInvalidDevice = 101,
   fooErrorInvalidResourceHandle = 400,
+  fooErrorIllegalState = 401,
   fooErrorNotReady = 600,
   fooErrorLaunchFailure = 719,
-  fooErrorNotPermitted = 800
+  fooErrorNotPermitted = 800,
+  /* Stream capture (foo_sim/foo_graph.h), numbered as CUDA's. */
+  fooErrorStreamCaptureUnsupported = 900, /* illegal while capturing */
+  fooErrorStreamCaptureInvalidated = 901, /* an earlier error spoiled it */
+  fooErrorStreamCaptureUnmatched = 903,   /* no capture begun on the stream */
+  fooErrorStreamCaptureUnjoined = 904,    /* a forked stream not joined back */
+  fooErrorStreamCaptureIsolation = 905,   /* a dependency across the capture's edge */
+  fooErrorStreamCaptureWrongThread = 908  /* ended from another thread */
 } fooError_t;
 
 typedef struct fooStream_st* fooStream_t;
@@ -266,5 +274,9 @@ FOO_SIM_API fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice,
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* Stream capture and graphs, as cuda_runtime_api.h declares them with the
+ * rest of the runtime. */
+#include "foo_sim/foo_graph.h"
 
 #endif /* FOO_SIM_FOO_RUNTIME_H */

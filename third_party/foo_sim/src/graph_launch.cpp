@@ -1,0 +1,109 @@
+// Graph replay: the Scheduler members that queue one replay of an
+// executable graph as ordinary commands (kernels, records, waits) on the
+// launching stream and on the graph's own lane streams, so the executors
+// run it like any other work, branches concurrently.
+#include <algorithm>
+
+#include "error.h"
+#include "scheduler.h"
+
+namespace foo_sim {
+namespace {
+
+// Runs a captured closure node; the command's keep_alive holds its graph.
+void run_work(void* node) { static_cast<const GraphNode*>(node)->work(); }
+
+}  // namespace
+
+std::vector<Stream*> Scheduler::create_lanes(int device, size_t count) {
+  std::vector<Stream*> lanes;
+  Lock lock(mutex_);
+  for (size_t i = 0; i < count; ++i) {
+    auto* s = new Stream();
+    s->device = devices_[device].get();
+    // Listed with the device's streams, so device synchronization and
+    // fooFree wait for replays; not in live_streams_, so no user call can
+    // name one.
+    s->device->streams.push_back(s);
+    lanes.push_back(s);
+  }
+  return lanes;
+}
+
+void Scheduler::release_lanes(const std::vector<Stream*>& lanes) {
+  Lock lock(mutex_);
+  for (Stream* s : lanes) {
+    s->destroyed = true;
+    if (idle(s)) on_idle(s);
+  }
+}
+
+fooError_t Scheduler::launch_graph(Stream* s, const GraphDataPtr& graph, const std::shared_ptr<const ReplayPlan>& plan,
+                                   const std::vector<Stream*>& lanes, MarkerPtr* previous) {
+  Lock lock(mutex_);
+  if (fooError_t e = check_stream(s, "fooGraphLaunch")) return e;
+  if (s->capture) return capture_conflict(*s->capture, "fooGraphLaunch on a capturing stream");
+  if (s->device->index != graph->device) {
+    return fail(fooErrorInvalidValue,
+                format("fooGraphLaunch: the graph was captured on foo device %d but stream %p belongs to foo device %d",
+                       graph->device, static_cast<void*>(s), s->device->index));
+  }
+  auto command = [](Command::Kind kind, MarkerPtr m) {
+    Command c;
+    c.kind = kind;
+    c.marker = std::move(m);
+    return c;
+  };
+  // Replays of one executable graph run one after another, whatever streams
+  // they are launched on (its lanes are shared between them).
+  if (*previous && !(*previous)->done) push(s, command(Command::Kind::Wait, *previous));
+  std::vector<MarkerPtr> signals(graph->nodes.size());
+  for (size_t n = 0; n < signals.size(); ++n) {
+    if (plan->signalled[n]) signals[n] = std::make_shared<Marker>();
+  }
+  // The other lanes start after everything queued on `s` before the launch.
+  if (plan->lanes.size() > 1) {
+    auto start = std::make_shared<Marker>();
+    push(s, command(Command::Kind::Record, start));
+    for (size_t l = 1; l < plan->lanes.size(); ++l) {
+      lanes[l - 1]->priority = s->priority;
+      push(lanes[l - 1], command(Command::Kind::Wait, start));
+    }
+  }
+  // Markers exist before any step is queued, so a lane may await one whose
+  // signal another lane has not queued yet.
+  std::shared_ptr<const void> keep_alive = graph;
+  for (size_t l = 0; l < plan->lanes.size(); ++l) {
+    Stream* lane = l == 0 ? s : lanes[l - 1];
+    for (const ReplayStep& step : plan->lanes[l]) {
+      if (step.kind == ReplayStep::Kind::Signal) {
+        push(lane, command(Command::Kind::Record, signals[step.node]));
+      } else if (step.kind == ReplayStep::Kind::Await) {
+        push(lane, command(Command::Kind::Wait, signals[step.node]));
+      } else {
+        const GraphNode& node = graph->nodes[step.node];
+        Command c;
+        c.kind = Command::Kind::Kernel;
+        c.fn = node.fn ? node.fn : &run_work;
+        c.data = node.fn ? node.data : const_cast<GraphNode*>(&node);
+        c.keep_alive = keep_alive;
+        // What the profiler calls it, if tracing: the name it was captured with.
+        c.stamp.kind = node.kind;
+        c.stamp.name = node.name;
+        c.stamp.bytes = node.bytes;
+        c.stamp.memcpy_kind = node.memcpy_kind;
+        push(lane, std::move(c));
+      }
+    }
+  }
+  auto end = std::make_shared<Marker>();
+  push(s, command(Command::Kind::Record, end));
+  *previous = end;
+  if (config_.launch_blocking) {
+    host_wait(lock, false, [&end] { return end->done; });
+    return report(s->pending_error);
+  }
+  return fooSuccess;
+}
+
+}  // namespace foo_sim
