@@ -135,6 +135,8 @@ fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count, fooMemcpyKin
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
   if (pageable) {
     if (fooError_t e = Runtime::check_may_block("fooMemcpyAsync with pageable host memory")) return e;
+    // It blocks the host like fooMemcpy, so a capture may forbid it (foo_graph.h).
+    if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemcpyAsync with pageable host memory")) return e;
     return rt->scheduler().launch_and_wait(s, move_work(rt, dst, src, count));
   }
   return rt->scheduler().launch(s, move_work(rt, dst, src, count));

@@ -49,12 +49,9 @@ ScopedLabel::ScopedLabel(fooActivityKind kind, const char* name, uint64_t bytes,
   // (current_label). It is four stores.
   t_label_storage = Label{kind, name, bytes, memcpy_kind};
   t_label = &t_label_storage;
-  set_ = true;
 }
 
-ScopedLabel::~ScopedLabel() {
-  if (set_) t_label = nullptr;
-}
+ScopedLabel::~ScopedLabel() { t_label = nullptr; }
 
 void current_label(fooActivityKind* kind, const char** name, uint64_t* bytes, fooMemcpyKind* memcpy_kind) {
   if (t_label == nullptr) return;

@@ -4,7 +4,8 @@
 // bytes) for the calling thread; Scheduler::push stamps the queued command
 // with that label, the thread's correlation id and the launch time, only
 // while tracing is on; the executor times stamped commands around the work
-// and records them. With tracing off, each step is one relaxed load.
+// and records them. With tracing off, each step is one relaxed load (and
+// the label's few stores: a stream capture names its nodes with it).
 #pragma once
 
 #include <atomic>
@@ -46,9 +47,6 @@ class ScopedLabel {
   ~ScopedLabel();
   ScopedLabel(const ScopedLabel&) = delete;
   ScopedLabel& operator=(const ScopedLabel&) = delete;
-
- private:
-  bool set_ = false;
 };
 
 // The calling thread's current label, if a ScopedLabel is set (whether or

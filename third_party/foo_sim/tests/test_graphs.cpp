@@ -394,6 +394,9 @@ TEST(a_capturing_stream_cannot_wait_on_outside_work) {
 TEST(unsafe_calls_by_the_capturing_thread_depend_on_the_mode) {
   using Op = std::function<fooError_t()>;
   fooStream_t other = new_stream();
+  fooEvent_t outside;
+  CHECK_OK(fooEventCreate(&outside));
+  CHECK_OK(fooEventRecord(outside, other));
   unsigned char* d;
   unsigned char h[8] = {};
   CHECK_OK(fooMalloc(reinterpret_cast<void**>(&d), sizeof(h)));
@@ -409,6 +412,17 @@ TEST(unsafe_calls_by_the_capturing_thread_depend_on_the_mode) {
       {"fooMemset", [&] { return fooMemset(d, 0, sizeof(h)); }},
       {"fooStreamSynchronize of another stream", [&] { return fooStreamSynchronize(other); }},
       {"fooStreamQuery of another stream", [&] { return fooStreamQuery(other); }},
+      {"fooEventQuery of an event outside the capture", [&] { return fooEventQuery(outside); }},
+      {"fooEventSynchronize of an event outside the capture", [&] { return fooEventSynchronize(outside); }},
+      {"pageable fooMemcpyAsync on another stream",
+       [&] { return fooMemcpyAsync(h, d, sizeof(h), fooMemcpyDeviceToHost, other); }},
+      {"fooMallocHost",
+       [] {
+         void* p = nullptr;
+         fooError_t e = fooMallocHost(&p, 256);
+         if (p) fooFreeHost(p);
+         return e;
+       }},
   };
   for (fooStreamCaptureMode mode : kModes) {
     for (const auto& op : ops) {
@@ -451,6 +465,7 @@ TEST(unsafe_calls_by_the_capturing_thread_depend_on_the_mode) {
   CHECK_OK(fooFree(d));
   CHECK_OK(fooStreamDestroy(s));
   CHECK_OK(fooStreamDestroy(other));
+  CHECK_OK(fooEventDestroy(outside));
 }
 
 // Another thread's capture forbids this thread's unsafe calls only when it

@@ -223,6 +223,8 @@ FOO_SIM_API fooError_t fooStreamGetDevice(fooStream_t stream, int* device);
 /* Enqueues fn(userData) on the stream. fn runs exactly once, on an executor
  * thread, after all work queued before it on the stream. fn must not call
  * the blocking functions of this API (they return fooErrorNotPermitted).
+ * On a capturing stream (foo_graph.h) fn does not run now: it becomes a
+ * graph node, run by every replay with the same userData.
  * Ownership: fn will run if and only if the call returns fooSuccess or
  * fooErrorLaunchFailure (the latter only with FOO_SIM_LAUNCH_BLOCKING=1,
  * where fn has already run and failed). */
