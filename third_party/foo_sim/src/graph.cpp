@@ -18,7 +18,7 @@ ReplayPlan make_replay_plan(const GraphData& g) {
     if (from == lane || awaited[lane][from] >= static_cast<long>(d)) return;
     awaited[lane][from] = d;
     plan.signalled[d] = true;
-    plan.lanes[lane].push_back({ReplayStep::Kind::Await, d});
+    plan.lanes[lane].push_back({ReplayStep::Kind::Await, d, {}});
   };
   // Steps go in capture order on every lane, and a node depends only on
   // nodes captured before it, so no lane can await a step that sits behind
@@ -26,19 +26,40 @@ ReplayPlan make_replay_plan(const GraphData& g) {
   for (NodeId n = 0; n < g.nodes.size(); ++n) {
     size_t lane = static_cast<size_t>(g.nodes[n].lane);
     for (NodeId d : g.nodes[n].deps) await(lane, d);
-    plan.lanes[lane].push_back({ReplayStep::Kind::Run, n});
+    std::vector<ReplayStep>& steps = plan.lanes[lane];
+    if (!steps.empty() && steps.back().kind == ReplayStep::Kind::Run) {
+      steps.back().batch.push_back(n);
+    } else {
+      steps.push_back({ReplayStep::Kind::Run, n, {n}});
+    }
   }
   for (NodeId d : g.sinks) await(0, d);
-  // A signal goes right after the node it announces, now that all are known.
+  // A signal goes right after the node it announces, now that all are
+  // known; it splits the batch that node is in.
   for (auto& steps : plan.lanes) {
-    std::vector<ReplayStep> with_signals;
+    std::vector<ReplayStep> split;
     for (const ReplayStep& s : steps) {
-      with_signals.push_back(s);
-      if (s.kind == ReplayStep::Kind::Run && plan.signalled[s.node]) {
-        with_signals.push_back({ReplayStep::Kind::Signal, s.node});
+      if (s.kind != ReplayStep::Kind::Run) {
+        split.push_back(s);
+        continue;
+      }
+      ReplayStep run{ReplayStep::Kind::Run, s.batch.front(), {}};
+      for (NodeId n : s.batch) {
+        run.batch.push_back(n);
+        if (!plan.signalled[n]) continue;
+        split.push_back(run);
+        split.push_back({ReplayStep::Kind::Signal, n, {}});
+        run.batch.clear();
+      }
+      if (!run.batch.empty()) {
+        run.node = run.batch.front();
+        split.push_back(run);
       }
     }
-    steps.swap(with_signals);
+    for (ReplayStep& s : split) {
+      if (s.kind == ReplayStep::Kind::Run) s.node = s.batch.front();
+    }
+    steps.swap(split);
   }
   return plan;
 }

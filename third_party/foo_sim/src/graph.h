@@ -45,7 +45,12 @@ using GraphDataPtr = std::shared_ptr<const GraphData>;
 struct ReplayStep {
   enum class Kind { Run, Signal, Await };
   Kind kind = Kind::Run;
-  NodeId node = 0;  // Run: the node; Signal: completed node; Await: awaited node
+  NodeId node = 0;  // Run: the first node; Signal: completed node; Await: awaited node
+  // Run: the nodes run one after another by one command, `node` first.
+  // Consecutive nodes of a lane with no signal or await between them run as
+  // one batch, so a long captured chain costs the scheduler one pick, not
+  // one per node: that is most of what a replay saves.
+  std::vector<NodeId> batch;
 };
 
 // How a graph replays: one step list per lane. Lane 0 runs on the launching

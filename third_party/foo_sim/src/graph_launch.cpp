@@ -3,6 +3,7 @@
 // launching stream and on the graph's own lane streams, so the executors
 // run it like any other work, branches concurrently.
 #include <algorithm>
+#include <exception>
 
 #include "error.h"
 #include "scheduler.h"
@@ -12,6 +13,48 @@ namespace {
 
 // Runs a captured closure node; the command's keep_alive holds its graph.
 void run_work(void* node) { static_cast<const GraphNode*>(node)->work(); }
+
+// Several nodes of one lane run by one command (see ReplayStep::batch).
+struct Batch {
+  GraphDataPtr graph;
+  std::shared_ptr<const ReplayPlan> plan;  // owns `step`
+  const ReplayStep* step = nullptr;
+  fooStream_t stream = nullptr;            // for the profiler
+  std::vector<ActivityStamp> stamps;       // one per node, while tracing
+};
+
+// Each node fails or throws on its own, as a kernel would: the first failure
+// is the batch's, and the nodes after it still run (as a stream's kernels
+// after a failed one do).
+void run_batch(void* p) {
+  const auto* b = static_cast<const Batch*>(p);
+  for (size_t i = 0; i < b->step->batch.size(); ++i) {
+    const GraphNode& node = b->graph->nodes[b->step->batch[i]];
+    int64_t start_ns = b->stamps.empty() ? 0 : profiler::now_ns();
+    try {
+      if (node.fn) {
+        node.fn(node.data);
+      } else {
+        node.work();
+      }
+    } catch (const std::exception& e) {
+      Scheduler::report_kernel_error(e.what());
+    } catch (...) {
+      Scheduler::report_kernel_error("kernel threw an unknown exception");
+    }
+    if (!b->stamps.empty()) profiler::record(b->stamps[i], b->graph->device, b->stream, start_ns, profiler::now_ns());
+  }
+}
+
+// What the profiler calls a node: the name it was captured with.
+ActivityStamp stamp_for(const GraphNode& node) {
+  ActivityStamp st;
+  st.kind = node.kind;
+  st.name = node.name;
+  st.bytes = node.bytes;
+  st.memcpy_kind = node.memcpy_kind;
+  return st;
+}
 
 }  // namespace
 
@@ -80,18 +123,33 @@ fooError_t Scheduler::launch_graph(Stream* s, const GraphDataPtr& graph, const s
         push(lane, command(Command::Kind::Record, signals[step.node]));
       } else if (step.kind == ReplayStep::Kind::Await) {
         push(lane, command(Command::Kind::Wait, signals[step.node]));
-      } else {
+      } else if (step.batch.size() == 1) {
         const GraphNode& node = graph->nodes[step.node];
         Command c;
         c.kind = Command::Kind::Kernel;
         c.fn = node.fn ? node.fn : &run_work;
         c.data = node.fn ? node.data : const_cast<GraphNode*>(&node);
         c.keep_alive = keep_alive;
-        // What the profiler calls it, if tracing: the name it was captured with.
-        c.stamp.kind = node.kind;
-        c.stamp.name = node.name;
-        c.stamp.bytes = node.bytes;
-        c.stamp.memcpy_kind = node.memcpy_kind;
+        c.stamp = stamp_for(node);  // push() completes it while tracing
+        push(lane, std::move(c));
+      } else {
+        auto batch = std::make_shared<Batch>();
+        batch->graph = graph;
+        batch->plan = plan;
+        batch->step = &step;
+        batch->stream = lane;
+        if (profiler::tracing()) {
+          for (NodeId n : step.batch) {
+            batch->stamps.push_back(stamp_for(graph->nodes[n]));
+            profiler::stamp(batch->stamps.back());
+          }
+        }
+        Command c;
+        c.kind = Command::Kind::Kernel;
+        c.fn = &run_batch;
+        c.data = batch.get();
+        c.keep_alive = std::move(batch);
+        c.self_traced = true;  // run_batch records its nodes one by one
         push(lane, std::move(c));
       }
     }

@@ -375,7 +375,7 @@ fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
 
 void Scheduler::push(Stream* s, Command c) {
   c.seq = next_seq_++;
-  if (c.kind == Command::Kind::Kernel && profiler::tracing()) profiler::stamp(c.stamp);
+  if (c.kind == Command::Kind::Kernel && !c.self_traced && profiler::tracing()) profiler::stamp(c.stamp);
   bool was_idle = idle(s);
   s->queue.push_back(std::move(c));
   // A busy or blocked stream is moved on by whoever finishes its head.

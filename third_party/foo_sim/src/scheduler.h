@@ -62,6 +62,7 @@ struct Command {
   MarkerPtr marker;          // Record, Wait
   uint64_t seq = 0;          // submission order: FIFO among equal priorities
   ActivityStamp stamp;       // Kernel, while tracing (profiler.h)
+  bool self_traced = false;  // records its own activities (a graph replay's batch): not stamped
   // Whatever `data` points into that must live until the command ran: a
   // graph replay's nodes, so that destroying the graph while the replay is
   // queued is safe.

@@ -661,3 +661,113 @@ TEST(debug_dump_names_nodes_streams_and_dependencies) {
   CHECK_OK(fooStreamDestroy(s1));
   CHECK_OK(fooStreamDestroy(s2));
 }
+
+namespace {
+void add_one_atomic(void* p) { ++*static_cast<std::atomic<int>*>(p); }
+void fail_then_continue(void*) { fooKernelReportError("middle of the chain failed"); }
+}  // namespace
+
+TEST(a_failed_node_in_a_chain_leaves_the_rest_running_and_is_reported_once) {
+  fooStream_t s = new_stream();
+  int x = 0;
+  CHECK_OK(fooStreamBeginCapture(s, fooStreamCaptureModeGlobal));
+  CHECK_OK(fooLaunchHostFunc(s, add_one, &x));
+  CHECK_OK(fooLaunchHostFunc(s, fail_then_continue, nullptr));
+  CHECK_OK(fooLaunchHostFunc(s, add_one, &x));
+  fooGraph_t g;
+  CHECK_OK(fooStreamEndCapture(s, &g));
+  fooGraphExec_t exec = instantiate(g);
+  for (int replay = 1; replay <= 2; ++replay) {
+    CHECK_OK(fooGraphLaunch(exec, s));
+    CHECK_ERR(fooStreamSynchronize(s), fooErrorLaunchFailure);
+    CHECK_DETAIL_HAS("middle of the chain failed");
+    CHECK_OK(fooStreamSynchronize(s));
+    CHECK(x == 2 * replay);
+  }
+  CHECK_OK(fooGraphExecDestroy(exec));
+  CHECK_OK(fooGraphDestroy(g));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+TEST(the_profiler_sees_each_replayed_node_by_its_name) {
+  fooStream_t s = new_stream();
+  int x = 0;
+  CHECK_OK(fooStreamBeginCapture(s, fooStreamCaptureModeGlobal));
+  for (int i = 0; i < 5; ++i) CHECK_OK(fooLaunchKernel(s, add_one, &x, "graph_add_one"));
+  fooGraph_t g;
+  CHECK_OK(fooStreamEndCapture(s, &g));
+  fooGraphExec_t exec = instantiate(g);
+  CHECK_OK(fooProfilerStart());
+  CHECK_OK(fooGraphLaunch(exec, s));
+  CHECK_OK(fooGraphLaunch(exec, s));
+  CHECK_OK(fooStreamSynchronize(s));
+  CHECK_OK(fooProfilerStop());
+  int named = 0, others = 0;
+  struct Counts {
+    int* named;
+    int* others;
+  } counts{&named, &others};
+  CHECK_OK(fooProfilerFlush(
+      [](const fooActivity* a, void* p) {
+        auto* c = static_cast<Counts*>(p);
+        ++*(std::strcmp(a->name, "graph_add_one") == 0 ? c->named : c->others);
+      },
+      &counts));
+  CHECK(named == 10);
+  CHECK(others == 0);
+  CHECK(x == 10);
+  CHECK_OK(fooGraphExecDestroy(exec));
+  CHECK_OK(fooGraphDestroy(g));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
+// Many replays of a forked graph, launched from two threads on several
+// streams at once, while the graphs are destroyed under them.
+TEST(concurrent_replays_from_two_threads) {
+  constexpr int kReplays = 200;
+  std::atomic<int> counts[2] = {{0}, {0}};
+  fooGraphExec_t execs[2];
+  fooStream_t streams[2][2];
+  fooEvent_t events[2][2];
+  for (int t = 0; t < 2; ++t) {
+    streams[t][0] = new_stream();
+    streams[t][1] = new_stream();
+    CHECK_OK(fooEventCreate(&events[t][0]));
+    CHECK_OK(fooEventCreate(&events[t][1]));
+    fooStream_t a = streams[t][0], b = streams[t][1];
+    CHECK_OK(fooStreamBeginCapture(a, fooStreamCaptureModeThreadLocal));
+    CHECK_OK(fooLaunchHostFunc(a, add_one_atomic, &counts[t]));
+    CHECK_OK(fooEventRecord(events[t][0], a));
+    CHECK_OK(fooStreamWaitEvent(b, events[t][0], 0));
+    CHECK_OK(fooLaunchHostFunc(b, add_one_atomic, &counts[t]));
+    CHECK_OK(fooLaunchHostFunc(a, add_one_atomic, &counts[t]));
+    CHECK_OK(fooEventRecord(events[t][1], b));
+    CHECK_OK(fooStreamWaitEvent(a, events[t][1], 0));
+    fooGraph_t g;
+    CHECK_OK(fooStreamEndCapture(a, &g));
+    execs[t] = instantiate(g);
+    CHECK_OK(fooGraphDestroy(g));
+  }
+  fooError_t results[2] = {fooSuccess, fooSuccess};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kReplays && results[t] == fooSuccess; ++i) {
+        results[t] = fooGraphLaunch(execs[t], streams[t][i % 2]);
+      }
+      if (results[t] == fooSuccess) results[t] = fooGraphExecDestroy(execs[t]);
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK_OK(results[0]);
+  CHECK_OK(results[1]);
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK(counts[0] == 3 * kReplays);
+  CHECK(counts[1] == 3 * kReplays);
+  for (int t = 0; t < 2; ++t) {
+    for (int i = 0; i < 2; ++i) {
+      CHECK_OK(fooEventDestroy(events[t][i]));
+      CHECK_OK(fooStreamDestroy(streams[t][i]));
+    }
+  }
+}
