@@ -49,7 +49,10 @@
  * captured dependencies hold, and work captured on different streams may
  * run concurrently on the device's executors. A kernel node calls the
  * captured function with the captured userData on every replay: what
- * userData points to must outlive the executable graph.
+ * userData points to must outlive the executable graph. A replay costs the
+ * scheduler one command per run of nodes that a lane runs without waiting
+ * for another lane, not one per node; FOO_SIM_LAUNCH_DELAY_US delays each
+ * such command once.
  *
  * Lifetimes: a graph may be destroyed once instantiated; an executable graph
  * may be destroyed while replays of it are queued (they still run).
