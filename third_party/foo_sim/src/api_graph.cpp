@@ -109,12 +109,18 @@ fooError_t fooThreadExchangeStreamCaptureMode(fooStreamCaptureMode* mode) {
 }
 
 fooError_t fooGraphDestroy(fooGraph_t graph) {
+  // Released after the registry's lock: its nodes may own user data whose
+  // release calls foo.
+  std::shared_ptr<fooGraph_st> g;
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  if (r.graphs.erase(graph) == 0) {
+  auto it = r.graphs.find(graph);
+  if (it == r.graphs.end()) {
     return fail(fooErrorInvalidResourceHandle,
                 format("fooGraphDestroy: graph %p is not a live foo graph", static_cast<void*>(graph)));
   }
+  g = std::move(it->second);
+  r.graphs.erase(it);
   return fooSuccess;
 }
 

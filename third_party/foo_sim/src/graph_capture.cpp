@@ -69,12 +69,16 @@ fooError_t Scheduler::begin_capture(Stream* s, fooStreamCaptureMode mode) {
 }
 
 fooError_t Scheduler::end_capture(Stream* s, GraphDataPtr* graph) {
+  // A failed capture's graph goes with it, and its nodes may own user data
+  // whose release calls foo: keep it until the mutex is released.
+  CapturePtr keep;
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooStreamEndCapture")) return e;
   if (!s->capture) {
     return fail(fooErrorStreamCaptureUnmatched,
                 format("fooStreamEndCapture: stream %p is not capturing", static_cast<void*>(s)));
   }
+  keep = s->capture;
   Capture& c = *s->capture;
   if (c.origin != s) {
     return fail(fooErrorStreamCaptureUnmatched,
@@ -175,7 +179,7 @@ fooError_t Scheduler::conflict_on_device(const Device* d, const char* what) {
   return result;
 }
 
-fooError_t Scheduler::capture_node(Stream* s, GraphNode node, const char* what) {
+fooError_t Scheduler::capture_node(Stream* s, GraphNode& node, const char* what) {
   Capture& c = *s->capture;
   if (c.invalidated) {
     return fail(fooErrorStreamCaptureInvalidated,

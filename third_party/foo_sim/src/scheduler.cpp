@@ -189,7 +189,7 @@ fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
     GraphNode node;
     node.fn = fn;
     node.data = data;
-    return capture_node(s, std::move(node), "fooLaunchHostFunc");
+    return capture_node(s, node, "fooLaunchHostFunc");
   }
   if (config_.launch_blocking) return enqueue_and_wait(lock, s, std::move(c));
   push(s, std::move(c));
@@ -197,15 +197,17 @@ fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
 }
 
 fooError_t Scheduler::launch(Stream* s, std::function<void()> work) {
+  // Declared before the lock: if the work is not queued, what it owns is
+  // released after the mutex (fooLaunchHostFuncOwned's release may call foo).
   auto box = std::make_unique<ClosureBox>(ClosureBox{std::move(work)});
+  GraphNode node;
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooLaunchHostFunc")) return e;
   // A capture keeps the closure itself, to run it on every replay (a box
   // runs once and deletes itself).
   if (s->capture) {
-    GraphNode node;
     node.work = std::move(box->work);
-    return capture_node(s, std::move(node), "fooLaunchHostFunc");
+    return capture_node(s, node, "fooLaunchHostFunc");
   }
   Command c;
   c.kind = Command::Kind::Kernel;
@@ -493,6 +495,10 @@ void Scheduler::executor_main(Device* d, int executor) {
     s->queue.pop_front();
     lock.unlock();
     run_kernel(c, s);
+    // The last reference to a replayed graph may be this command's: the
+    // graph's nodes may own user data whose release calls foo, so it goes
+    // before the mutex is taken again.
+    c.keep_alive.reset();
     lock.lock();
     if (t_kernel_failed) {
       note_error(s, std::make_shared<KernelError>(KernelError{fooErrorLaunchFailure, std::move(t_kernel_message)}));

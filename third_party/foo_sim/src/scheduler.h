@@ -203,7 +203,9 @@ class Scheduler {
   static fooError_t report_for(const Event* e, const KernelErrorPtr& error);
   fooError_t enqueue_and_wait(Lock& lock, Stream* s, Command c);
   // Capture (graph_capture.cpp); all with mutex_ held.
-  fooError_t capture_node(Stream* s, GraphNode node, const char* what);
+  // Takes `node` only on success: on failure it stays with the caller, so
+  // that what it owns is released after the mutex (see launch()).
+  fooError_t capture_node(Stream* s, GraphNode& node, const char* what);
   fooError_t capture_record(Event* e, Stream* s);
   fooError_t capture_wait(Stream* s, Event* e, const CapturePtr& from, bool* handled);
   // Invalidates `c` and fails with fooErrorStreamCaptureUnsupported.

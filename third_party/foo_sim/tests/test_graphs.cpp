@@ -771,3 +771,79 @@ TEST(concurrent_replays_from_two_threads) {
     }
   }
 }
+
+namespace {
+// User data that counts its runs and its release, and records an event on
+// release, so a release that ran with foo_sim's locks held would deadlock.
+struct Owned {
+  std::atomic<int>* runs;
+  std::atomic<int>* releases;
+  fooEvent_t event;
+  fooStream_t stream;
+};
+void owned_run(void* p) { ++*static_cast<Owned*>(p)->runs; }
+void owned_release(void* p) {
+  auto* o = static_cast<Owned*>(p);
+  if (o->event) fooEventRecord(o->event, o->stream);
+  ++*o->releases;
+  delete o;
+}
+}  // namespace
+
+TEST(owned_launches_release_their_data_once_it_is_no_longer_needed) {
+  fooStream_t s1 = new_stream(), s2 = new_stream(), side = new_stream();
+  fooEvent_t ev, fork, join;
+  CHECK_OK(fooEventCreate(&ev));
+  CHECK_OK(fooEventCreate(&fork));
+  CHECK_OK(fooEventCreate(&join));
+  std::atomic<int> runs{0}, releases{0};
+  auto owned = [&] { return new Owned{&runs, &releases, ev, side}; };
+  // Not captured: released right after it ran.
+  CHECK_OK(fooLaunchHostFuncOwned(s1, owned_run, owned(), owned_release, "owned_kernel"));
+  CHECK_OK(fooStreamSynchronize(s1));
+  CHECK(runs == 1);
+  for (int i = 0; i < 1000 && releases != 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(releases == 1);
+  // An error return releases before returning.
+  fooStream_t dead = new_stream();
+  CHECK_OK(fooStreamDestroy(dead));
+  CHECK_ERR(fooLaunchHostFuncOwned(dead, owned_run, owned(), owned_release, nullptr), fooErrorInvalidResourceHandle);
+  CHECK(releases == 2);
+  // Captured (on a forked branch too): run by every replay, released once
+  // the graph, the executable graph and the queued replays are gone.
+  CHECK_OK(fooStreamBeginCapture(s1, fooStreamCaptureModeGlobal));
+  CHECK_OK(fooLaunchHostFuncOwned(s1, owned_run, owned(), owned_release, "owned_kernel"));
+  CHECK_OK(fooEventRecord(fork, s1));
+  CHECK_OK(fooStreamWaitEvent(s2, fork, 0));
+  CHECK_OK(fooLaunchHostFuncOwned(s2, owned_run, owned(), owned_release, "owned_kernel"));
+  CHECK_OK(fooEventRecord(join, s2));
+  CHECK_OK(fooStreamWaitEvent(s1, join, 0));
+  fooGraph_t g;
+  CHECK_OK(fooStreamEndCapture(s1, &g));
+  fooGraphExec_t exec = instantiate(g);
+  CHECK_OK(fooGraphDestroy(g));
+  CHECK(runs == 1 && releases == 2);
+  CHECK_OK(harness::launch_sleep(s1, 100));
+  for (int i = 0; i < 3; ++i) CHECK_OK(fooGraphLaunch(exec, s1));
+  CHECK_OK(fooGraphExecDestroy(exec));
+  CHECK(releases == 2);  // the replays still need it
+  CHECK_OK(fooStreamSynchronize(s1));
+  CHECK(runs == 1 + 3 * 2);
+  for (int i = 0; i < 1000 && releases != 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(releases == 4);
+  // A capture that fails releases what it captured, and an invalidated one
+  // what is launched into it.
+  CHECK_OK(fooStreamBeginCapture(s1, fooStreamCaptureModeGlobal));
+  CHECK_OK(fooLaunchHostFuncOwned(s1, owned_run, owned(), owned_release, nullptr));
+  CHECK_ERR(fooStreamQuery(s1), fooErrorStreamCaptureUnsupported);
+  CHECK_ERR(fooLaunchHostFuncOwned(s1, owned_run, owned(), owned_release, nullptr), fooErrorStreamCaptureInvalidated);
+  CHECK(releases == 5);
+  CHECK_ERR(fooStreamEndCapture(s1, &g), fooErrorStreamCaptureInvalidated);
+  CHECK(releases == 6);
+  CHECK(runs == 7);
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK_OK(fooEventDestroy(ev));
+  CHECK_OK(fooEventDestroy(fork));
+  CHECK_OK(fooEventDestroy(join));
+  for (fooStream_t s : {s1, s2, side}) CHECK_OK(fooStreamDestroy(s));
+}

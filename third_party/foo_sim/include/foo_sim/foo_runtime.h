@@ -230,6 +230,18 @@ FOO_SIM_API fooError_t fooStreamGetDevice(fooStream_t stream, int* device);
  * where fn has already run and failed). */
 FOO_SIM_API fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn,
                                          void* userData);
+/* Like fooLaunchHostFunc, but foo_sim owns userData from the call on:
+ * release(userData) (if release is not NULL) is called exactly once, when
+ * nothing needs userData any more: after fn ran; if the launch was
+ * captured (foo_graph.h), once the graph, every executable graph made from
+ * it and their queued replays are gone; on an error return, before the
+ * call returns. release runs on whatever thread drops the last use (an
+ * executor or the host), never with foo_sim's locks held, so it may call
+ * the non-blocking functions of this API. name (may be NULL) is what the
+ * profiler and graph dumps call the kernel; it must live as long as the
+ * process. */
+FOO_SIM_API fooError_t fooLaunchHostFuncOwned(fooStream_t stream, fooHostFn_t fn, void* userData,
+                                              fooHostFn_t release, const char* name);
 /* Called from inside a running kernel: marks it failed with a message. The
  * failure surfaces as fooErrorLaunchFailure, once, at the first
  * synchronization point that covers it (see the conventions at the top),
