@@ -14,6 +14,11 @@
  * fooErrorStreamCaptureUnjoined. Ending the capture, successfully or not,
  * returns every stream that took part to normal work.
  *
+ * A captured kernel node calls fn(userData) on every replay. Work whose
+ * userData must be freed after use is launched with fooLaunchHostFuncOwned
+ * (foo_runtime.h): the same call works eagerly and under capture, and the
+ * graph then owns userData.
+ *
  * Illegal during a capture (the call returns fooErrorStreamCaptureUnsupported
  * and invalidates the capture: the streams keep capturing, their launches
  * return fooErrorStreamCaptureInvalidated, and fooStreamEndCapture returns
@@ -28,9 +33,11 @@
  *  - "potentially unsafe" calls, depending on the calling thread's capture
  *    interaction mode (fooThreadExchangeStreamCaptureMode, default global)
  *    and on the captures under way: fooMalloc, fooFree, fooMallocHost,
- *    fooFreeHost, fooMemcpy, fooMemset, fooMemcpyPeer, fooDeviceSynchronize,
- *    and synchronizations and queries of streams and events that are not
- *    capturing. A thread in mode
+ *    fooFreeHost, fooMemcpy, fooMemset, fooMemcpyPeer, fooMemcpyAsync with
+ *    pageable host memory, fooDeviceSynchronize, and synchronizations and
+ *    queries of streams and events that are not capturing (so a caching
+ *    allocator must not poll its events during a global capture, as CUDA's
+ *    does not). A thread in mode
  *      global:       may not make them while it has a capture of its own
  *                    begun in a mode other than relaxed, nor while another
  *                    thread has a capture begun in global mode;
