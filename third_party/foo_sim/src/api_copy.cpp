@@ -116,6 +116,7 @@ fooError_t fooMemcpy(void* dst, const void* src, size_t count, fooMemcpyKind kin
     return fooSuccess;
   }
   if (fooError_t e = Runtime::get_started(&rt)) return e;
+  if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemcpy")) return e;
   auto* stream = rt->scheduler().default_stream(ordering_device(plan, rt->current_device()));
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
   return rt->scheduler().launch_and_wait(stream, move_work(rt, dst, src, count));
@@ -134,6 +135,8 @@ fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count, fooMemcpyKin
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
   if (pageable) {
     if (fooError_t e = Runtime::check_may_block("fooMemcpyAsync with pageable host memory")) return e;
+    // It blocks the host like fooMemcpy, so a capture may forbid it (foo_graph.h).
+    if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemcpyAsync with pageable host memory")) return e;
     return rt->scheduler().launch_and_wait(s, move_work(rt, dst, src, count));
   }
   return rt->scheduler().launch(s, move_work(rt, dst, src, count));
@@ -146,6 +149,7 @@ fooError_t fooMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevic
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   if (fooError_t e = check_peer(rt, dst, dstDevice, count, "destination", "fooMemcpyPeer")) return e;
   if (fooError_t e = check_peer(rt, src, srcDevice, count, "source", "fooMemcpyPeer")) return e;
+  if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemcpyPeer")) return e;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, "Memcpy PtoP", count, fooMemcpyDeviceToDevice);
   return rt->scheduler().launch_and_wait(rt->scheduler().default_stream(srcDevice),
                                          move_work(rt, dst, src, count));

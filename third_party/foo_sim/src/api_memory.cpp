@@ -36,6 +36,8 @@ fooError_t fooMalloc(void** devPtr, size_t size) {
   if (fooError_t e = Runtime::get(&rt)) return e;
   int device = rt->current_device();
   if (fooError_t e = rt->check_device(device, "fooMalloc")) return e;
+  // The graph would not replay an allocation (foo_graph.h).
+  if (fooError_t e = rt->scheduler().check_unsafe_call("fooMalloc")) return e;
   return rt->memory().allocate_device(device, size, devPtr);
 }
 
@@ -49,6 +51,7 @@ fooError_t fooFree(void* devPtr) {
     return fail(fooErrorInvalidValue,
                 format("fooFree: pointer %p was not returned by fooMalloc or was already freed", devPtr));
   }
+  if (fooError_t e = rt->scheduler().check_unsafe_call("fooFree")) return e;
   // Queued kernels may still use the block, so it goes only once they ran.
   if (rt->started()) rt->scheduler().wait_device_idle(a.device);
   return rt->memory().release(devPtr, fooMemoryTypeDevice, &a);
@@ -59,6 +62,7 @@ fooError_t fooMallocHost(void** ptr, size_t size) {
   *ptr = nullptr;
   Runtime* rt;
   if (fooError_t e = Runtime::get(&rt)) return e;
+  if (fooError_t e = rt->scheduler().check_unsafe_call("fooMallocHost")) return e;
   return rt->memory().allocate_host(size, ptr);
 }
 
@@ -72,6 +76,7 @@ fooError_t fooFreeHost(void* ptr) {
     return fail(fooErrorInvalidValue,
                 format("fooFreeHost: pointer %p was not returned by fooMallocHost or was already freed", ptr));
   }
+  if (fooError_t e = rt->scheduler().check_unsafe_call("fooFreeHost")) return e;
   // Any device may have an asynchronous copy from or to the block queued.
   if (rt->started()) {
     for (int d = 0; d < rt->config().device_count; ++d) rt->scheduler().wait_device_idle(d);
@@ -110,6 +115,7 @@ fooError_t fooMemset(void* devPtr, int value, size_t count) {
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   int device;
   if (fooError_t e = check_device_range(rt, devPtr, count, "fooMemset", &device)) return e;
+  if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemset")) return e;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemset, "Memset", count);
   return rt->scheduler().launch_and_wait(rt->scheduler().default_stream(device),
                                          [=] { std::memset(devPtr, value, count); });

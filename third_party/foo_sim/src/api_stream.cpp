@@ -1,4 +1,6 @@
 // C API: streams and launches.
+#include <memory>
+
 #include "error.h"
 #include "runtime.h"
 
@@ -85,6 +87,23 @@ fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn, void* userData)
     if (fooError_t e = Runtime::check_may_block("fooLaunchHostFunc with FOO_SIM_LAUNCH_BLOCKING=1")) return e;
   }
   return rt->scheduler().launch(rt->resolve(stream), fn, userData);
+}
+
+fooError_t fooLaunchHostFuncOwned(fooStream_t stream, fooHostFn_t fn, void* userData, fooHostFn_t release,
+                                  const char* name) {
+  // Whatever happens below, userData is ours from here on: the holder
+  // releases it when the last copy of the work goes (see foo_runtime.h).
+  std::shared_ptr<void> owned(userData, [release](void* p) {
+    if (release) release(p);
+  });
+  if (fn == nullptr) return fail(fooErrorInvalidValue, "fooLaunchHostFuncOwned: fn is NULL");
+  Runtime* rt;
+  if (fooError_t e = Runtime::get_started(&rt)) return e;
+  if (rt->config().launch_blocking) {
+    if (fooError_t e = Runtime::check_may_block("fooLaunchHostFuncOwned with FOO_SIM_LAUNCH_BLOCKING=1")) return e;
+  }
+  foo_sim::profiler::ScopedLabel label(fooActivityKindKernel, name ? name : "fooLaunchHostFuncOwned");
+  return rt->scheduler().launch(rt->resolve(stream), [fn, owned = std::move(owned)] { fn(owned.get()); });
 }
 
 fooError_t fooKernelReportError(const char* message) { return foo_sim::Scheduler::report_kernel_error(message); }

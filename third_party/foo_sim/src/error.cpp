@@ -43,6 +43,13 @@ const char* fooGetErrorName(fooError_t error) {
     case fooErrorNotReady: return "fooErrorNotReady";
     case fooErrorLaunchFailure: return "fooErrorLaunchFailure";
     case fooErrorNotPermitted: return "fooErrorNotPermitted";
+    case fooErrorIllegalState: return "fooErrorIllegalState";
+    case fooErrorStreamCaptureUnsupported: return "fooErrorStreamCaptureUnsupported";
+    case fooErrorStreamCaptureInvalidated: return "fooErrorStreamCaptureInvalidated";
+    case fooErrorStreamCaptureUnmatched: return "fooErrorStreamCaptureUnmatched";
+    case fooErrorStreamCaptureUnjoined: return "fooErrorStreamCaptureUnjoined";
+    case fooErrorStreamCaptureIsolation: return "fooErrorStreamCaptureIsolation";
+    case fooErrorStreamCaptureWrongThread: return "fooErrorStreamCaptureWrongThread";
   }
   return "fooErrorUnknown";
 }
@@ -60,6 +67,13 @@ const char* fooGetErrorString(fooError_t error) {
     case fooErrorNotReady: return "device not ready";
     case fooErrorLaunchFailure: return "a launched kernel failed";
     case fooErrorNotPermitted: return "operation not permitted";
+    case fooErrorIllegalState: return "the resource is in a state that does not allow this";
+    case fooErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case fooErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case fooErrorStreamCaptureUnmatched: return "the capture was not begun on this stream";
+    case fooErrorStreamCaptureUnjoined: return "capture was not joined back: a forked stream's work is not awaited by the capturing stream";
+    case fooErrorStreamCaptureIsolation: return "dependency across the boundary of a stream capture";
+    case fooErrorStreamCaptureWrongThread: return "attempt to end a capture begun by another thread";
   }
   return "unrecognized error code";
 }

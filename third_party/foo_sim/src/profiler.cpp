@@ -45,14 +45,20 @@ int thread_id() {
 }  // namespace
 
 ScopedLabel::ScopedLabel(fooActivityKind kind, const char* name, uint64_t bytes, fooMemcpyKind memcpy_kind) {
-  if (!tracing()) return;
+  // Set even when not tracing: a stream capture names its nodes with it
+  // (current_label). It is four stores.
   t_label_storage = Label{kind, name, bytes, memcpy_kind};
   t_label = &t_label_storage;
-  set_ = true;
 }
 
-ScopedLabel::~ScopedLabel() {
-  if (set_) t_label = nullptr;
+ScopedLabel::~ScopedLabel() { t_label = nullptr; }
+
+void current_label(fooActivityKind* kind, const char** name, uint64_t* bytes, fooMemcpyKind* memcpy_kind) {
+  if (t_label == nullptr) return;
+  *kind = t_label->kind;
+  *name = t_label->name;
+  *bytes = t_label->bytes;
+  *memcpy_kind = t_label->memcpy_kind;
 }
 
 void stamp(ActivityStamp& stamp) {

@@ -4,7 +4,8 @@
 // bytes) for the calling thread; Scheduler::push stamps the queued command
 // with that label, the thread's correlation id and the launch time, only
 // while tracing is on; the executor times stamped commands around the work
-// and records them. With tracing off, each step is one relaxed load.
+// and records them. With tracing off, each step is one relaxed load (and
+// the label's few stores: a stream capture names its nodes with it).
 #pragma once
 
 #include <atomic>
@@ -46,11 +47,11 @@ class ScopedLabel {
   ~ScopedLabel();
   ScopedLabel(const ScopedLabel&) = delete;
   ScopedLabel& operator=(const ScopedLabel&) = delete;
-
- private:
-  bool set_ = false;
 };
 
+// The calling thread's current label, if a ScopedLabel is set (whether or
+// not tracing is on); leaves the outputs alone otherwise.
+void current_label(fooActivityKind* kind, const char** name, uint64_t* bytes, fooMemcpyKind* memcpy_kind);
 // Fills `stamp` for a command being queued by this thread (tracing is on).
 void stamp(ActivityStamp& stamp);
 // Records a stamped command that ran from start_ns to end_ns.

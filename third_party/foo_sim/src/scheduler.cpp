@@ -103,6 +103,8 @@ fooError_t Scheduler::destroy_stream(Stream* s) {
   if (s->is_default) {
     return fail(fooErrorInvalidResourceHandle, "fooStreamDestroy: the default stream cannot be destroyed");
   }
+  // The capture still needs the stream (to end or join it back).
+  if (s->capture) return capture_conflict(*s->capture, "fooStreamDestroy of a capturing stream");
   live_streams_.erase(s);
   s->destroyed = true;
   if (idle(s)) on_idle(s);
@@ -136,6 +138,9 @@ fooError_t Scheduler::report_for(const Event* e, const KernelErrorPtr& error) {
 fooError_t Scheduler::query_stream(Stream* s) {
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooStreamQuery")) return e;
+  // Captured work never runs here, so there is no answer (graph_capture.cpp).
+  if (s->capture) return capture_conflict(*s->capture, "fooStreamQuery of a capturing stream");
+  if (fooError_t e = unsafe_call_locked("fooStreamQuery")) return e;
   if (fooError_t e = report(s->pending_error)) return e;
   return idle(s) ? fooSuccess : fooErrorNotReady;
 }
@@ -143,6 +148,8 @@ fooError_t Scheduler::query_stream(Stream* s) {
 fooError_t Scheduler::synchronize_stream(Stream* s) {
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooStreamSynchronize")) return e;
+  if (s->capture) return capture_conflict(*s->capture, "fooStreamSynchronize of a capturing stream");
+  if (fooError_t e = unsafe_call_locked("fooStreamSynchronize")) return e;
   host_wait(lock, false, [s] { return idle(s); });
   return report(s->pending_error);
 }
@@ -150,6 +157,8 @@ fooError_t Scheduler::synchronize_stream(Stream* s) {
 fooError_t Scheduler::synchronize_device(int device) {
   Lock lock(mutex_);
   Device* d = devices_[device].get();
+  if (fooError_t e = conflict_on_device(d, "fooDeviceSynchronize of a device with a capturing stream")) return e;
+  if (fooError_t e = unsafe_call_locked("fooDeviceSynchronize")) return e;
   host_wait(lock, false, [d] { return device_idle(d); });
   for (Stream* s : d->streams) {
     if (fooError_t e = report(s->pending_error)) return e;
@@ -176,16 +185,37 @@ fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
   c.data = data;
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooLaunchHostFunc")) return e;
+  if (s->capture) {
+    GraphNode node;
+    node.fn = fn;
+    node.data = data;
+    return capture_node(s, node, "fooLaunchHostFunc");
+  }
   if (config_.launch_blocking) return enqueue_and_wait(lock, s, std::move(c));
   push(s, std::move(c));
   return fooSuccess;
 }
 
 fooError_t Scheduler::launch(Stream* s, std::function<void()> work) {
-  auto* box = new ClosureBox{std::move(work)};
-  fooError_t e = launch(s, &ClosureBox::run, box);
-  if (e != fooSuccess && e != fooErrorLaunchFailure) delete box;
-  return e;
+  // Declared before the lock: if the work is not queued, what it owns is
+  // released after the mutex (fooLaunchHostFuncOwned's release may call foo).
+  auto box = std::make_unique<ClosureBox>(ClosureBox{std::move(work)});
+  GraphNode node;
+  Lock lock(mutex_);
+  if (fooError_t e = check_stream(s, "fooLaunchHostFunc")) return e;
+  // A capture keeps the closure itself, to run it on every replay (a box
+  // runs once and deletes itself).
+  if (s->capture) {
+    node.work = std::move(box->work);
+    return capture_node(s, node, "fooLaunchHostFunc");
+  }
+  Command c;
+  c.kind = Command::Kind::Kernel;
+  c.fn = &ClosureBox::run;
+  c.data = box.release();  // owned by the queued command from here on
+  if (config_.launch_blocking) return enqueue_and_wait(lock, s, std::move(c));
+  push(s, std::move(c));
+  return fooSuccess;
 }
 
 fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work) {
@@ -196,6 +226,7 @@ fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work) {
   c.data = box.get();
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "copy")) return e;
+  if (s->capture) return capture_conflict(*s->capture, "a blocking copy or memset on a capturing stream");
   box.release();  // owned by the queued command from here on
   return enqueue_and_wait(lock, s, std::move(c));
 }
@@ -264,6 +295,8 @@ fooError_t Scheduler::record_event(Event* e, Stream* s) {
                 format("fooEventRecord: the event belongs to foo device %d but the stream to foo device %d",
                        e->device, s->device->index));
   }
+  if (s->capture) return capture_record(e, s);
+  e->captured_in.reset();  // this record, made outside any capture, is the latest
   Command c;
   c.kind = Command::Kind::Record;
   c.marker = std::make_shared<Marker>();
@@ -276,6 +309,10 @@ fooError_t Scheduler::wait_event(Stream* s, Event* e) {
   Lock lock(mutex_);
   if (fooError_t err = check_event(e, "fooStreamWaitEvent")) return err;
   if (fooError_t err = check_stream(s, "fooStreamWaitEvent")) return err;
+  // A wait that involves a capture forks, joins, or fails (graph_capture.cpp).
+  bool handled = false;
+  fooError_t captured = capture_wait(s, e, live_capture_of(e), &handled);
+  if (handled) return captured;
   const MarkerPtr& m = e->latest;
   // A completed record still has its unreported failure to hand on, in
   // stream order; otherwise there is nothing to wait for.
@@ -290,6 +327,8 @@ fooError_t Scheduler::wait_event(Stream* s, Event* e) {
 fooError_t Scheduler::query_event(Event* e) {
   Lock lock(mutex_);
   if (fooError_t err = check_event(e, "fooEventQuery")) return err;
+  if (CapturePtr c = live_capture_of(e)) return capture_conflict(*c, "fooEventQuery of an event recorded in a capture");
+  if (fooError_t err = unsafe_call_locked("fooEventQuery")) return err;
   const MarkerPtr& m = e->latest;
   if (!m) return fooSuccess;
   if (!m->done) return fooErrorNotReady;
@@ -299,6 +338,10 @@ fooError_t Scheduler::query_event(Event* e) {
 fooError_t Scheduler::synchronize_event(Event* e) {
   Lock lock(mutex_);
   if (fooError_t err = check_event(e, "fooEventSynchronize")) return err;
+  if (CapturePtr c = live_capture_of(e)) {
+    return capture_conflict(*c, "fooEventSynchronize of an event recorded in a capture");
+  }
+  if (fooError_t err = unsafe_call_locked("fooEventSynchronize")) return err;
   MarkerPtr m = e->latest;
   if (!m) return fooSuccess;
   host_wait(lock, (e->flags & fooEventBlockingSync) != 0, [&m] { return m->done; });
@@ -334,7 +377,7 @@ fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
 
 void Scheduler::push(Stream* s, Command c) {
   c.seq = next_seq_++;
-  if (c.kind == Command::Kind::Kernel && profiler::tracing()) profiler::stamp(c.stamp);
+  if (c.kind == Command::Kind::Kernel && !c.self_traced && profiler::tracing()) profiler::stamp(c.stamp);
   bool was_idle = idle(s);
   s->queue.push_back(std::move(c));
   // A busy or blocked stream is moved on by whoever finishes its head.
@@ -452,6 +495,10 @@ void Scheduler::executor_main(Device* d, int executor) {
     s->queue.pop_front();
     lock.unlock();
     run_kernel(c, s);
+    // The last reference to a replayed graph may be this command's: the
+    // graph's nodes may own user data whose release calls foo, so it goes
+    // before the mutex is taken again.
+    c.keep_alive.reset();
     lock.lock();
     if (t_kernel_failed) {
       note_error(s, std::make_shared<KernelError>(KernelError{fooErrorLaunchFailure, std::move(t_kernel_message)}));

@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "foo_sim/foo_runtime.h"
+#include "graph_capture.h"
 #include "profiler.h"
 
 namespace foo_sim {
@@ -61,6 +62,11 @@ struct Command {
   MarkerPtr marker;          // Record, Wait
   uint64_t seq = 0;          // submission order: FIFO among equal priorities
   ActivityStamp stamp;       // Kernel, while tracing (profiler.h)
+  bool self_traced = false;  // records its own activities (a graph replay's batch): not stamped
+  // Whatever `data` points into that must live until the command ran: a
+  // graph replay's nodes, so that destroying the graph while the replay is
+  // queued is safe.
+  std::shared_ptr<const void> keep_alive;
 };
 
 }  // namespace foo_sim
@@ -78,12 +84,21 @@ struct fooStream_st {
   // passed wait, while it had no unreported one; a later failure does not
   // displace it until it is reported.
   foo_sim::KernelErrorPtr pending_error;
+  // Stream capture (graph_capture.h): the capture the stream takes part in,
+  // its lane in it, and the captured nodes its next work depends on.
+  foo_sim::CapturePtr capture;
+  int capture_lane = 0;
+  std::vector<foo_sim::NodeId> frontier;
 };
 
 struct fooEvent_st {
   int device = 0;
   unsigned flags = 0;
   foo_sim::MarkerPtr latest;  // most recent record; null if never recorded
+  // Set when the most recent record was made on a capturing stream: it then
+  // stands for those captured nodes, not for `latest`.
+  std::weak_ptr<foo_sim::Capture> captured_in;
+  std::vector<foo_sim::NodeId> captured_frontier;
 };
 
 namespace foo_sim {
@@ -139,6 +154,24 @@ class Scheduler {
   fooError_t synchronize_event(Event* e);
   fooError_t elapsed_time(float* ms, Event* start, Event* end);
 
+  // ---- stream capture and graph replay (graph_capture.cpp, graph_launch.cpp)
+  fooError_t begin_capture(Stream* s, fooStreamCaptureMode mode);
+  fooError_t end_capture(Stream* s, GraphDataPtr* graph);
+  fooError_t capture_info(Stream* s, fooStreamCaptureStatus* status, unsigned long long* id);
+  // Fails (and invalidates the captures that forbid it) if the calling
+  // thread may not make a potentially unsafe call now; see foo_graph.h.
+  fooError_t check_unsafe_call(const char* what);
+  // Streams that run the non-origin lanes of an executable graph's replays:
+  // internal, never handed to the user.
+  std::vector<Stream*> create_lanes(int device, size_t count);
+  // Lanes go once idle, so replays still queued on them run.
+  void release_lanes(const std::vector<Stream*>& lanes);
+  // Queues one replay of `plan` on `s`, `lanes` running the other lanes.
+  // `previous` is the end of the executable graph's last replay, which this
+  // one waits for; it is replaced by this replay's end.
+  fooError_t launch_graph(Stream* s, const GraphDataPtr& graph, const std::shared_ptr<const ReplayPlan>& plan,
+                          const std::vector<Stream*>& lanes, MarkerPtr* previous);
+
   // Called from inside a running kernel.
   static fooError_t report_kernel_error(const char* message);
   // True on executor threads, where blocking calls would deadlock.
@@ -169,12 +202,26 @@ class Scheduler {
   // report() unless the event was created to ignore failures.
   static fooError_t report_for(const Event* e, const KernelErrorPtr& error);
   fooError_t enqueue_and_wait(Lock& lock, Stream* s, Command c);
+  // Capture (graph_capture.cpp); all with mutex_ held.
+  // Takes `node` only on success: on failure it stays with the caller, so
+  // that what it owns is released after the mutex (see launch()).
+  fooError_t capture_node(Stream* s, GraphNode& node, const char* what);
+  fooError_t capture_record(Event* e, Stream* s);
+  fooError_t capture_wait(Stream* s, Event* e, const CapturePtr& from, bool* handled);
+  // Invalidates `c` and fails with fooErrorStreamCaptureUnsupported.
+  fooError_t capture_conflict(Capture& c, const std::string& what);
+  fooError_t unsafe_call_locked(const char* what);
+  fooError_t conflict_on_device(const Device* d, const char* what);
+  void end_capture_locked(Capture& c);
+  static CapturePtr live_capture_of(const Event* e);
 
   const Config config_;
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::unordered_set<Stream*> live_streams_;
   std::unordered_set<Event*> live_events_;
+  std::vector<CapturePtr> captures_;  // under way, on any device
+  unsigned long long next_capture_id_ = 1;
   uint64_t next_seq_ = 0;
   std::condition_variable host_cv_;
   int host_waiters_ = 0;

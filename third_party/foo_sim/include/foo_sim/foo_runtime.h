@@ -75,9 +75,17 @@ typedef enum fooError {
   fooErrorNoDevice = 100,
   fooErrorInvalidDevice = 101,
   fooErrorInvalidResourceHandle = 400,
+  fooErrorIllegalState = 401,
   fooErrorNotReady = 600,
   fooErrorLaunchFailure = 719,
-  fooErrorNotPermitted = 800
+  fooErrorNotPermitted = 800,
+  /* Stream capture (foo_sim/foo_graph.h), numbered as CUDA's. */
+  fooErrorStreamCaptureUnsupported = 900, /* illegal while capturing */
+  fooErrorStreamCaptureInvalidated = 901, /* an earlier error spoiled it */
+  fooErrorStreamCaptureUnmatched = 903,   /* no capture begun on the stream */
+  fooErrorStreamCaptureUnjoined = 904,    /* a forked stream not joined back */
+  fooErrorStreamCaptureIsolation = 905,   /* a dependency across the capture's edge */
+  fooErrorStreamCaptureWrongThread = 908  /* ended from another thread */
 } fooError_t;
 
 typedef struct fooStream_st* fooStream_t;
@@ -215,11 +223,25 @@ FOO_SIM_API fooError_t fooStreamGetDevice(fooStream_t stream, int* device);
 /* Enqueues fn(userData) on the stream. fn runs exactly once, on an executor
  * thread, after all work queued before it on the stream. fn must not call
  * the blocking functions of this API (they return fooErrorNotPermitted).
+ * On a capturing stream (foo_graph.h) fn does not run now: it becomes a
+ * graph node, run by every replay with the same userData.
  * Ownership: fn will run if and only if the call returns fooSuccess or
  * fooErrorLaunchFailure (the latter only with FOO_SIM_LAUNCH_BLOCKING=1,
  * where fn has already run and failed). */
 FOO_SIM_API fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn,
                                          void* userData);
+/* Like fooLaunchHostFunc, but foo_sim owns userData from the call on:
+ * release(userData) (if release is not NULL) is called exactly once, when
+ * nothing needs userData any more: after fn ran; if the launch was
+ * captured (foo_graph.h), once the graph, every executable graph made from
+ * it and their queued replays are gone; on an error return, before the
+ * call returns. release runs on whatever thread drops the last use (an
+ * executor or the host), never with foo_sim's locks held, so it may call
+ * the non-blocking functions of this API. name (may be NULL) is what the
+ * profiler and graph dumps call the kernel; it must live as long as the
+ * process. */
+FOO_SIM_API fooError_t fooLaunchHostFuncOwned(fooStream_t stream, fooHostFn_t fn, void* userData,
+                                              fooHostFn_t release, const char* name);
 /* Called from inside a running kernel: marks it failed with a message. The
  * failure surfaces as fooErrorLaunchFailure, once, at the first
  * synchronization point that covers it (see the conventions at the top),
@@ -266,5 +288,9 @@ FOO_SIM_API fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice,
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* Stream capture and graphs, as cuda_runtime_api.h declares them with the
+ * rest of the runtime. */
+#include "foo_sim/foo_graph.h"
 
 #endif /* FOO_SIM_FOO_RUNTIME_H */
