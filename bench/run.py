@@ -12,7 +12,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-SUITES = ["bench_memory", "bench_compute", "bench_training", "bench_compile", "bench_observability"]
+SUITES = ["bench_memory", "bench_compute", "bench_training", "bench_graphs", "bench_compile", "bench_observability"]
 
 
 def main() -> None:

@@ -21,15 +21,15 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   at::Tensor output = at::empty_like(input);
   at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
   at::Generator gen = default_generator(input.device().index());
-  at::Generator kernel_gen;
+  KernelRng rng;
   {
     std::lock_guard<std::mutex> lock(gen.mutex());
-    kernel_gen = gen.get<FooGeneratorImpl>()->next_kernel_generator();
+    rng = gen.get<FooGeneratorImpl>()->next_kernel_rng();
   }
   launch_op(input.device().index(), "aten::native_dropout",
-            [in = KernelTensor(input), out = KernelTensor(output), m = KernelTensor(mask), p, kernel_gen] {
+            [in = KernelTensor(input), out = KernelTensor(output), m = KernelTensor(mask), p, rng] {
               at::Tensor x = in.cpu();
-              at::Tensor keep = at::empty_like(x).bernoulli_(1 - p, kernel_gen);
+              at::Tensor keep = at::empty_like(x).bernoulli_(1 - p, rng.generator());
               m.cpu().copy_(keep);
               double scale = p == 1 ? 0.0 : 1.0 / (1.0 - p);
               at::Tensor o = out.cpu();

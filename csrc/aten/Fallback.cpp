@@ -177,25 +177,34 @@ bool is_generator_argument(const c10::Argument& a) {
   return optional && optional->getElementType()->kind() == c10::TypeKind::GeneratorType;
 }
 
-// The CPU generator a random kernel draws from: the next one of the call's
-// foo generator (the device's default one when none was given).
-c10::IValue kernel_generator(const c10::IValue& given, c10::Device device) {
+// The random stream a kernel draws from: the next one of the call's foo
+// generator (the device's default one when none was given).
+KernelRng kernel_rng(const c10::IValue& given, c10::Device device) {
   at::Generator gen = given.isNone() ? default_generator(device.index()) : given.toGenerator();
   TORCH_CHECK(gen.device() == device, "Expected a '", device, "' generator for an operator on ", device,
               ", but got a generator of ", gen.device());
   std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get<FooGeneratorImpl>()->next_kernel_generator();
+  return gen.get<FooGeneratorImpl>()->next_kernel_rng();
 }
+
+// Generator arguments of a queued call, by argument index: the kernel puts
+// each one's CPU generator in place when it runs (a captured kernel runs
+// once per replay, each time with fresh numbers).
+using KernelRngs = std::vector<std::pair<size_t, KernelRng>>;
 
 // The call's arguments as the CPU kernel takes them: CPU aliases of the foo
 // tensors, the CPU device, and per-launch CPU generators. For a kernel that
-// runs later (`queued`), CPU tensors are copied now.
-Stack cpu_arguments(const c10::FunctionSchema& schema, const Stack& args, c10::Device device, bool queued) {
+// runs later (`queued`, with `rngs`), CPU tensors are copied now and
+// generator arguments are left to the kernel.
+Stack cpu_arguments(const c10::FunctionSchema& schema, const Stack& args, c10::Device device, bool queued,
+                    KernelRngs* rngs = nullptr) {
   Stack out;
   out.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     if (i < schema.arguments().size() && is_generator_argument(schema.arguments()[i])) {
-      out.push_back(kernel_generator(args[i], device));
+      KernelRng rng = kernel_rng(args[i], device);
+      out.push_back(rngs ? c10::IValue() : c10::IValue(rng.generator()));
+      if (rngs) rngs->emplace_back(i, std::move(rng));
       continue;
     }
     out.push_back(queued ? map_tensors(args[i], to_cpu_alias, capture_host_tensor, c10::Device(c10::kCPU))
@@ -426,7 +435,8 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
       flat += 1;
     }
   }
-  Stack cpu = cpu_arguments(schema, args, device, /*queued=*/true);
+  KernelRngs rngs;
+  Stack cpu = cpu_arguments(schema, args, device, /*queued=*/true, &rngs);
   give_fresh_outputs(cpu, args, out_arguments(schema, args));
   std::vector<std::pair<KernelTensor, size_t>> targets;
   targets.reserve(targets_now.size());
@@ -434,10 +444,14 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
     if (t.numel() > 0) targets.emplace_back(KernelTensor(t), index);
   }
   launch_op(device.index(), lasting_name(op.schema().name()),
-            [op, cpu = std::move(cpu), targets = std::move(targets), widening]() mutable {
-              run_cpu_kernel(op, cpu, widening);
+            [op, cpu = std::move(cpu), rngs = std::move(rngs), targets = std::move(targets), widening] {
+              // The call consumes its stack; `cpu` stays whole for the next
+              // run of a captured kernel.
+              Stack call = cpu;
+              for (const auto& [index, rng] : rngs) call[index] = rng.generator();
+              run_cpu_kernel(op, call, widening);
               std::vector<at::Tensor> flat_results;
-              for (const auto& r : cpu) {
+              for (const auto& r : call) {
                 if (r.isTensorList()) {
                   for (const at::Tensor& t : r.toTensorList()) flat_results.push_back(t);
                 } else {

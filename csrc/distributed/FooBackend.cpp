@@ -13,6 +13,7 @@
 #include "runtime/FooEvent.h"
 #include "runtime/FooException.h"
 #include "runtime/FooFunctions.h"
+#include "runtime/FooGraphsUtils.h"
 #include "runtime/FooLaunch.h"
 
 namespace foo::distributed {
@@ -183,6 +184,9 @@ static void exchange_kernel(const FooStream& internal, const char* name, F fn) {
 
 c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   c10::DeviceGuard device_guard(c.device);
+  // A replay would exchange with peers that are not replaying: refused, as
+  // a capture that cannot be replayed faithfully.
+  assert_not_capturing("A fooccl collective");
   FooStream internal = begin(c);
   {
     c10::StreamGuard stream_guard(internal.unwrap());

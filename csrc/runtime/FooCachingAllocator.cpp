@@ -1,7 +1,9 @@
 #include "runtime/FooCachingAllocator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +17,7 @@
 #include "runtime/FooEvent.h"
 #include "runtime/FooException.h"
 #include "runtime/FooFunctions.h"
+#include "runtime/FooGraphsUtils.h"
 #include "runtime/FooInit.h"
 #include "runtime/FooMemoryHistory.h"
 #include "runtime/FooStream.h"
@@ -53,9 +56,21 @@ struct BlockOrder {
 };
 
 struct BlockPool {
-  explicit BlockPool(bool small) : is_small(small) {}
+  explicit BlockPool(bool small, c10::MempoolId_t owner = {0, 0}) : is_small(small), owner(owner) {}
   std::set<Block*, BlockOrder> blocks;  // free blocks, by (stream, size, address)
   const bool is_small;
+  const c10::MempoolId_t owner;  // {0, 0}: the device's own pools; else a private pool's id
+};
+
+// A graph's private memory pool (CUDA's): what the graph's capture
+// allocates comes from here, blocks freed in it stay here, and its
+// segments are returned to foo_sim only once no graph uses the pool
+// (use_count 0) and all its blocks are free again.
+struct PrivatePool {
+  explicit PrivatePool(c10::MempoolId_t id) : small(true, id), large(false, id) {}
+  int use_count = 1;  // graphs (captured or capturing) that use it
+  BlockPool small;
+  BlockPool large;
 };
 
 struct Block {
@@ -115,9 +130,11 @@ class DeviceCache {
     std::shared_ptr<c10::GatheredContext> context;
     if (history_recording()) context = gather_context(RecordContext::STATE);  // before the lock: see FooMemoryHistory.h
     std::unique_lock<std::mutex> lock(mutex_);
-    process_events();
+    // During a capture events may not be queried (they may be captured,
+    // and a global capture forbids queries), as in CUDA's allocator.
+    if (captures_.empty()) process_events();
     size_t size = round_size(requested);
-    BlockPool& pool = size <= kSmallSize ? small_ : large_;
+    BlockPool& pool = pool_for(stream, size);
     Block* block = take_free_block(pool, stream, size);
     if (block == nullptr) block = new_segment(lock, pool, stream, size, requested, context);
     if (should_split(block, size)) block = split(block, size);
@@ -157,8 +174,21 @@ class DeviceCache {
       complete_free(block, std::move(context));
       return;
     }
-    // Other streams used the block: it becomes free once the work they
-    // have queued so far is done.
+    if (!captures_.empty()) {
+      // An event recorded on a capturing stream would become part of the
+      // graph instead of marking the stream's progress: recorded once no
+      // capture is under way. Counted as one outstanding event meanwhile,
+      // so that its neighbours do not merge with it.
+      block->event_count = 1;
+      deferred_.push_back(block);
+      return;
+    }
+    record_stream_uses(block, std::move(context));
+  }
+
+  // Other streams used the block: it becomes free once the work they have
+  // queued so far is done.
+  void record_stream_uses(Block* block, std::shared_ptr<c10::GatheredContext> context) {
     for (const FooStream& stream : block->stream_uses) {
       auto event = std::make_shared<FooEvent>();
       if (!event->try_record(stream)) continue;  // the stream is gone: no work of it to wait for
@@ -176,7 +206,58 @@ class DeviceCache {
 
   void empty_cache() {
     std::unique_lock<std::mutex> lock(mutex_);
+    TORCH_CHECK(captures_.empty(), "torch.foo.empty_cache() is not allowed while a graph is being captured on foo "
+                "device ", static_cast<int>(device_));
     release_cached_blocks(lock);
+  }
+
+  // Graph capture: from now on, allocations on streams that `filter`
+  // accepts come from private pool `id` (created, or shared: one more use).
+  void begin_allocate_to_pool(c10::MempoolId_t id, std::function<bool(fooStream_t)> filter) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [capturing, f] : captures_) {
+      TORCH_CHECK(capturing != id, "foo: private memory pool (", id.first, ", ", id.second,
+                  ") is already used by a capture under way");
+    }
+    auto it = pools_.find(id);
+    if (it == pools_.end()) {
+      pools_.emplace(id, std::make_unique<PrivatePool>(id));
+    } else {
+      ++it->second->use_count;
+    }
+    captures_.emplace_back(id, std::move(filter));
+  }
+
+  // The end of a capture: the pool keeps its memory for the graph.
+  void end_allocate_to_pool(c10::MempoolId_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find_if(captures_.begin(), captures_.end(), [&](const auto& c) { return c.first == id; });
+    TORCH_INTERNAL_ASSERT(it != captures_.end(), "foo: no capture allocates to pool (", id.first, ", ", id.second, ")");
+    captures_.erase(it);
+    if (!captures_.empty()) return;
+    for (Block* block : deferred_) {
+      block->event_count = 0;
+      record_stream_uses(block, nullptr);
+    }
+    deferred_.clear();
+  }
+
+  // A graph using pool `id` is gone. With no user left, the pool's memory
+  // is returned once its blocks are free: now for those that are, at a
+  // later empty_cache for those that tensors still hold.
+  void release_pool(c10::MempoolId_t id) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto it = pools_.find(id);
+    if (it == pools_.end()) return;
+    TORCH_INTERNAL_ASSERT(it->second->use_count > 0);
+    if (--it->second->use_count > 0 || !captures_.empty()) return;
+    release_cached_blocks(lock, /*device_pools=*/false);
+  }
+
+  int pool_use_count(c10::MempoolId_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pools_.find(id);
+    return it == pools_.end() ? 0 : it->second->use_count;
   }
 
   DeviceStats stats() {
@@ -210,6 +291,7 @@ class DeviceCache {
       info.total_size = segment.size;
       info.stream = segment.stream;
       info.is_large = !segment.pool->is_small;
+      info.owner_private_pool_id = segment.pool->owner;
       info.context_when_allocated = segment.context;
       for (Block* b = segment.first; b != nullptr; b = b->next) {
         BlockInfo block;
@@ -259,6 +341,24 @@ class DeviceCache {
     }
   }
 
+  // The pool an allocation of `size` bytes on `stream` comes from: a
+  // capture's private pool if one is allocating on that stream.
+  BlockPool& pool_for(fooStream_t stream, size_t size) {
+    bool small = size <= kSmallSize;
+    for (const auto& [id, filter] : captures_) {
+      if (filter(stream)) {
+        PrivatePool& pool = *pools_.at(id);
+        return small ? pool.small : pool.large;
+      }
+    }
+    return small ? small_ : large_;
+  }
+
+  void update_reserved(const BlockPool& pool, int64_t bytes) {
+    update(stats_.reserved_bytes, pool.is_small, bytes);
+    if (pool.owner != c10::MempoolId_t{0, 0}) update(stats_.reserved_bytes_by_private_pools[pool.owner], pool.is_small, bytes);
+  }
+
   static size_t max_split_size() { return c10::CachingAllocator::AcceleratorAllocatorConfig::max_split_size(); }
 
   std::vector<StatArray*> stat_arrays() {
@@ -284,8 +384,16 @@ class DeviceCache {
                      size_t requested, const std::shared_ptr<c10::GatheredContext>& context) {
     size_t bytes = segment_size(size);
     void* ptr = nullptr;
-    fooError_t e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
-    if (e == fooErrorMemoryAllocation) {
+    fooError_t e;
+    if (pool.owner != c10::MempoolId_t{0, 0}) {
+      // Growing a graph's pool during its capture: fooMalloc is legal here
+      // (the memory is the graph's), as CUDA's allocator relaxes the mode.
+      RelaxedCaptureMode relaxed;
+      e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
+    } else {
+      e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
+    }
+    if (e == fooErrorMemoryAllocation && captures_.empty()) {
       (void)fooGetLastError();
       // Free what the cache holds and try once more, as CUDA's allocator does.
       ++stats_.num_alloc_retries;
@@ -300,7 +408,7 @@ class DeviceCache {
     FOO_CHECK(e);
     ++stats_.num_device_alloc;
     update(stats_.segment, pool.is_small, 1);
-    update(stats_.reserved_bytes, pool.is_small, static_cast<int64_t>(bytes));
+    update_reserved(pool, static_cast<int64_t>(bytes));
     if (bytes >= max_split_size()) stats_.oversize_segments.increase(1);
     Segment* segment =
         &segments_.emplace(reinterpret_cast<uintptr_t>(ptr), Segment{ptr, bytes, stream, &pool, nullptr, nullptr})
@@ -412,7 +520,8 @@ class DeviceCache {
   // blocks still waiting on other streams. The waits (for those streams,
   // and fooFree's for the device) happen with the lock released, so other
   // threads keep allocating meanwhile.
-  void release_cached_blocks(std::unique_lock<std::mutex>& lock) {
+  // With `device_pools` false, only unused private pools are emptied.
+  void release_cached_blocks(std::unique_lock<std::mutex>& lock, bool device_pools = true) {
     std::vector<std::shared_ptr<FooEvent>> waits;
     for (auto& [event, block] : pending_) waits.push_back(event);
     lock.unlock();
@@ -420,7 +529,12 @@ class DeviceCache {
     lock.lock();
     process_events();
     std::vector<Block*> segments;
-    for (BlockPool* pool : {&small_, &large_}) {
+    std::vector<BlockPool*> releasable;
+    if (device_pools) releasable = {&small_, &large_};
+    for (auto& [id, pool] : pools_) {
+      if (pool->use_count == 0) releasable.insert(releasable.end(), {&pool->small, &pool->large});
+    }
+    for (BlockPool* pool : releasable) {
       for (auto it = pool->blocks.begin(); it != pool->blocks.end();) {
         Block* block = *it;
         if (block->is_split()) {
@@ -435,11 +549,12 @@ class DeviceCache {
         segments_.erase(reinterpret_cast<uintptr_t>(block->ptr));
         ++stats_.num_device_free;
         update(stats_.segment, pool->is_small, -1);
-        update(stats_.reserved_bytes, pool->is_small, -static_cast<int64_t>(block->size));
+        update_reserved(*pool, -static_cast<int64_t>(block->size));
         if (block->size >= max_split_size()) stats_.oversize_segments.decrease(1);
         segments.push_back(block);
       }
     }
+    erase_empty_private_pools();
     lock.unlock();
     fooError_t first_error = fooSuccess;
     for (Block* block : segments) {
@@ -453,10 +568,25 @@ class DeviceCache {
     FOO_CHECK(first_error);
   }
 
+  // Unused private pools whose memory is all returned are forgotten.
+  void erase_empty_private_pools() {
+    for (auto it = pools_.begin(); it != pools_.end();) {
+      const PrivatePool& pool = *it->second;
+      bool holds_memory = std::any_of(segments_.begin(), segments_.end(), [&](const auto& entry) {
+        return entry.second.pool == &pool.small || entry.second.pool == &pool.large;
+      });
+      it = pool.use_count == 0 && !holds_memory ? pools_.erase(it) : std::next(it);
+    }
+  }
+
   const c10::DeviceIndex device_;
   std::mutex mutex_;
   BlockPool small_;
   BlockPool large_;
+  std::map<c10::MempoolId_t, std::unique_ptr<PrivatePool>> pools_;
+  // Captures under way on this device, each with its pool and the streams it allocates for.
+  std::vector<std::pair<c10::MempoolId_t, std::function<bool(fooStream_t)>>> captures_;
+  std::vector<Block*> deferred_;  // frees whose stream uses wait for the captures to end
   std::deque<std::pair<std::shared_ptr<FooEvent>, Block*>> pending_;
   DeviceStats stats_;
   std::map<uintptr_t, Segment> segments_;  // by address, for snapshots
@@ -499,6 +629,8 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
   }
 
   DeviceStats getDeviceStats(c10::DeviceIndex device) override { return cache(device).stats(); }
+
+  DeviceCache& device_cache(c10::DeviceIndex device) { return cache(device); }
 
   MemorySnapshot snapshot() {
     MemorySnapshot result;
@@ -556,6 +688,30 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 }  // namespace
 
 c10::DeviceAllocator* getFooDeviceAllocator() { return &g_allocator; }
+
+void begin_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id, std::function<bool(fooStream_t)> filter) {
+  g_allocator.device_cache(device).begin_allocate_to_pool(id, std::move(filter));
+}
+
+void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
+  g_allocator.device_cache(device).end_allocate_to_pool(id);
+}
+
+void release_pool(c10::DeviceIndex device, c10::MempoolId_t id) { g_allocator.device_cache(device).release_pool(id); }
+
+int pool_use_count(c10::DeviceIndex device, c10::MempoolId_t id) {
+  return g_allocator.device_cache(device).pool_use_count(id);
+}
+
+c10::MempoolId_t graph_private_pool_id() {
+  static std::atomic<c10::CaptureId_t> next{1};
+  return {next.fetch_add(1), 0};
+}
+
+c10::MempoolId_t graph_pool_handle() {
+  static std::atomic<c10::CaptureId_t> next{1};
+  return {0, next.fetch_add(1)};
+}
 
 MemorySnapshot memory_snapshot() { return g_allocator.snapshot(); }
 

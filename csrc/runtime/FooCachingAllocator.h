@@ -12,15 +12,32 @@
 // N MiB and more from being split.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <c10/core/CachingDeviceAllocator.h>
+#include <foo_sim/foo_runtime.h>
 
 #include "runtime/FooMemoryHistory.h"
 
 namespace foo {
 
 c10::DeviceAllocator* getFooDeviceAllocator();
+
+// Private memory pools for graph capture, as CUDA's allocator has them.
+// Between begin and end, allocations on `device` made on a stream that
+// `filter` accepts come from pool `id` (created on first use; each begin is
+// one more use of it); blocks freed there stay in the pool. release_pool
+// drops one use; the pool's memory goes back to foo_sim once it has no use
+// and no live block (at once, or at a later empty_cache).
+void begin_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id, std::function<bool(fooStream_t)> filter);
+void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id);
+void release_pool(c10::DeviceIndex device, c10::MempoolId_t id);
+int pool_use_count(c10::DeviceIndex device, c10::MempoolId_t id);
+// Fresh pool ids: {n, 0} for a graph's own pool, {0, n} for one that the
+// user shares between graphs (torch.foo.graph_pool_handle()).
+c10::MempoolId_t graph_private_pool_id();
+c10::MempoolId_t graph_pool_handle();
 
 // The allocator's state for torch.foo.memory._snapshot(): every segment of
 // every device with its blocks (in address order), and each device's

@@ -11,6 +11,8 @@
 #include <c10/core/ScalarType.h>
 
 #include "runtime/FooFunctions.h"
+#include "runtime/FooGraphsUtils.h"
+#include "runtime/FooLaunch.h"
 #include "runtime/Philox.h"
 
 namespace foo {
@@ -68,10 +70,56 @@ c10::intrusive_ptr<c10::TensorImpl> FooGeneratorImpl::get_state() const {
   return state.getIntrusivePtr();
 }
 
-at::Generator FooGeneratorImpl::next_kernel_generator() {
+at::Generator KernelRng::generator() const {
+  if (!slot_) return eager_;
+  // Written by the replay's prologue, in stream order before this kernel.
+  const auto* state = static_cast<const uint64_t*>(slot_->seed_and_offset.const_data_ptr());
+  return at::make_generator<at::CPUGeneratorImpl>(philox_bits(state[0], state[1] + offset_in_graph_));
+}
+
+KernelRng FooGeneratorImpl::next_kernel_rng() {
+  if (captures_underway() != 0) {
+    unsigned long long id = capture_id(getCurrentFooStream(device().index()));
+    if (id != 0) {
+      TORCH_CHECK(capture_slot_ && id == capture_id_,
+                  "A random operator on a capturing foo stream used a generator that the graph does not know: "
+                  "graphs draw from the default generator of their device only");
+      return KernelRng(capture_slot_, capture_offset_++);
+    }
+  }
   uint64_t stream_seed = philox_bits(seed_, offset_);
   ++offset_;
-  return at::make_generator<at::CPUGeneratorImpl>(stream_seed);
+  return KernelRng(at::make_generator<at::CPUGeneratorImpl>(stream_seed));
+}
+
+void FooGeneratorImpl::capture_prologue(std::shared_ptr<GraphRngSlot> slot, unsigned long long capture_id) {
+  TORCH_CHECK(!capture_slot_, "The foo generator of device ", static_cast<int>(device().index()),
+              " is already in use by a graph being captured; capture one graph per device at a time");
+  capture_slot_ = std::move(slot);
+  capture_id_ = capture_id;
+  capture_offset_ = 0;
+}
+
+void FooGeneratorImpl::capture_epilogue() {
+  if (!capture_slot_) return;
+  capture_slot_->increment = capture_offset_;
+  capture_slot_.reset();
+  capture_id_ = 0;
+  capture_offset_ = 0;
+}
+
+void FooGeneratorImpl::replay_prologue(const GraphRngSlot& slot) {
+  if (slot.increment == 0) return;  // the graph draws no random numbers
+  uint64_t values[2] = {seed_, offset_};
+  offset_ += slot.increment;
+  // A queued write, ordered before the replay on the current stream, as
+  // CUDA fills its seed and offset tensors.
+  launch_kernel(getCurrentFooStream(device().index()),
+                [dst = static_cast<uint64_t*>(slot.seed_and_offset.data_ptr()), seed = values[0], offset = values[1]] {
+                  dst[0] = seed;
+                  dst[1] = offset;
+                },
+                "foo::graph_rng_prologue");
 }
 
 FooGeneratorImpl* FooGeneratorImpl::clone_impl() const {

@@ -5,14 +5,49 @@
 // offset advances by one then. So numbers depend only on the seed and the order of
 // launches, not on when kernels run, and get_state/set_state capture
 // exactly what the next kernels will produce.
+//
+// Graphs (FooGraph.cpp): a kernel captured in a graph runs on every replay,
+// so it cannot take its numbers from the launch. As on CUDA, it reads the
+// seed and a base offset from foo memory when it runs, adding the offset it
+// was given at capture; each replay first writes the generator's current
+// (seed, offset) there, in stream order, and advances the offset by what
+// one replay consumes. A replay thus draws exactly what eager launches of
+// the same kernels would have drawn at that point.
 #pragma once
 
+#include <memory>
 #include <mutex>
 
 #include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/GeneratorImpl.h>
 
 namespace foo {
+
+// One generator's state for one graph: where replays put (seed, offset),
+// and how many offsets a replay consumes.
+struct GraphRngSlot {
+  at::Tensor seed_and_offset;  // 2 x int64 on the graph's device
+  uint64_t increment = 0;
+};
+
+// The random stream of one kernel launch, as the kernel carries it.
+class KernelRng {
+ public:
+  KernelRng() = default;
+  explicit KernelRng(at::Generator eager) : eager_(std::move(eager)) {}
+  KernelRng(std::shared_ptr<const GraphRngSlot> slot, uint64_t offset_in_graph)
+      : slot_(std::move(slot)), offset_in_graph_(offset_in_graph) {}
+
+  // The CPU generator the kernel draws from. Inside a kernel for a
+  // captured launch, a fresh one on every run.
+  at::Generator generator() const;
+
+ private:
+  at::Generator eager_;
+  std::shared_ptr<const GraphRngSlot> slot_;  // kept alive by every captured kernel
+  uint64_t offset_in_graph_ = 0;
+};
 
 class FooGeneratorImpl final : public c10::GeneratorImpl {
  public:
@@ -27,8 +62,19 @@ class FooGeneratorImpl final : public c10::GeneratorImpl {
   void set_state(const c10::TensorImpl& new_state) override;
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
 
-  // A CPU generator for one kernel launch; advances the offset.
-  at::Generator next_kernel_generator();
+  // The random stream for one kernel launch; advances the offset (or,
+  // while a graph captures on the calling thread's current stream, the
+  // graph's offset). Called with mutex_ held.
+  KernelRng next_kernel_rng();
+
+  // Graph capture, with mutex_ held. capture_prologue: launches on streams
+  // in capture `capture_id` now draw from `slot`. capture_epilogue: ends
+  // that and records in the slot what one replay consumes.
+  // replay_prologue: writes (seed, offset) into the slot on the current
+  // stream and advances the offset as eager launches would.
+  void capture_prologue(std::shared_ptr<GraphRngSlot> slot, unsigned long long capture_id);
+  void capture_epilogue();
+  void replay_prologue(const GraphRngSlot& slot);
 
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
 
@@ -37,6 +83,9 @@ class FooGeneratorImpl final : public c10::GeneratorImpl {
 
   uint64_t seed_;
   uint64_t offset_ = 0;
+  std::shared_ptr<GraphRngSlot> capture_slot_;  // while a graph captures
+  unsigned long long capture_id_ = 0;
+  uint64_t capture_offset_ = 0;  // offsets handed out in the capture so far
 };
 
 const at::Generator& default_generator(c10::DeviceIndex device);

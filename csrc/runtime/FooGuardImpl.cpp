@@ -5,6 +5,7 @@
 #include "FooCachingAllocator.h"
 #include "FooException.h"
 #include "FooFunctions.h"
+#include "FooGraphsUtils.h"
 #include "FooInit.h"
 #include "FooStream.h"
 
@@ -62,7 +63,9 @@ bool FooGuardImpl::queryStream(const c10::Stream& stream) const { return FooStre
 
 void FooGuardImpl::synchronizeStream(const c10::Stream& stream) const { FooStream(stream).synchronize(); }
 
-bool FooGuardImpl::isStreamCapturing(const c10::Stream& /*stream*/) const { return false; }
+bool FooGuardImpl::isStreamCapturing(const c10::Stream& stream) const {
+  return foo::captures_underway() != 0 && foo::capture_status(FooStream(stream)) != fooStreamCaptureStatusNone;
+}
 
 void FooGuardImpl::destroyEvent(void* event, const c10::DeviceIndex /*device_index*/) const noexcept {
   if (event != nullptr) fooEventDestroy(as_event(event));

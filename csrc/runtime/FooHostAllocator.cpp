@@ -2,6 +2,7 @@
 
 #include "runtime/FooEvent.h"
 #include "runtime/FooException.h"
+#include "runtime/FooGraphsUtils.h"
 #include "runtime/FooInit.h"
 #include "runtime/FooStream.h"
 
@@ -12,6 +13,12 @@ struct FooHostAllocatorImpl final : public at::CachingHostAllocatorImpl<FooStrea
  private:
   void allocate_host_memory(size_t size, void** ptr) override {
     lazy_init();
+    if (stream_is_capturing(get_current_stream())) {
+      // Growing a graph's private host pool during its capture.
+      RelaxedCaptureMode relaxed;
+      FOO_CHECK(fooMallocHost(ptr, size));
+      return;
+    }
     FOO_CHECK(fooMallocHost(ptr, size));
   }
 
@@ -30,18 +37,34 @@ struct FooHostAllocatorImpl final : public at::CachingHostAllocatorImpl<FooStrea
 
   FooStream get_current_stream() const override { return getCurrentFooStream(); }
 
-  bool stream_is_capturing(FooStream /*stream*/) const override { return false; }
+  bool stream_is_capturing(FooStream stream) const override {
+    return captures_underway() != 0 && capture_status(stream) != fooStreamCaptureStatusNone;
+  }
 };
 
 void raw_host_delete(void* ptr);
 
-DECLARE_HOST_ALLOCATOR(FooCachingHostAllocator, FooHostAllocatorImpl, raw_host_delete, g_host_allocator)
+struct FooCachingHostAllocator final : public at::CachingHostAllocatorInterface<FooHostAllocatorImpl, raw_host_delete> {
+  FooHostAllocatorImpl& impl() { return *impl_; }
+};
+
+FooCachingHostAllocator g_host_allocator;
+
+void raw_host_delete(void* ptr) { g_host_allocator.free(ptr); }
 
 REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, &g_host_allocator)
 
 }  // namespace
 
 at::HostAllocator* getFooHostAllocator() { return &g_host_allocator; }
+
+void begin_allocate_host_to_pool(c10::MempoolId_t id, std::function<bool(c10::Stream)> filter) {
+  g_host_allocator.impl().begin_allocate_to_pool(id, std::move(filter));
+}
+
+void end_allocate_host_to_pool(c10::MempoolId_t id) { g_host_allocator.impl().end_allocate_to_pool(id); }
+
+void release_host_pool(c10::MempoolId_t id) { g_host_allocator.impl().release_pool(id); }
 
 bool is_pinned_ptr(const void* ptr) {
   fooPointerAttributes attr;

@@ -32,6 +32,13 @@ from torch_foo.foo.memory import (
 )
 from torch_foo.foo import amp
 from torch_foo.foo._fallback import fallback_ops, synchronizing_ops
+from torch_foo.foo.graphs import (
+    FooGraph,
+    graph,
+    graph_pool_handle,
+    is_current_stream_capturing,
+    make_graphed_callables,
+)
 from torch_foo.foo.amp import get_amp_supported_dtype
 from torch_foo.foo.random import (
     get_rng_state,
@@ -60,11 +67,16 @@ from torch_foo.foo import _utils  # noqa: F401  (torch.serialization looks up to
 __all__ = [
     "Event",
     "ExternalStream",
+    "FooGraph",
     "Stream",
     "StreamContext",
     "current_device",
     "empty_cache",
     "fallback_ops",
+    "graph",
+    "graph_pool_handle",
+    "is_current_stream_capturing",
+    "make_graphed_callables",
     "host_memory_stats",
     "synchronizing_ops",
     "max_memory_allocated",

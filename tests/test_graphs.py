@@ -1,0 +1,363 @@
+"""Graph capture and replay on foo: torch.accelerator.Graph, torch.foo.FooGraph,
+torch.foo.graph, make_graphed_callables, private pools and graph-safe RNG."""
+
+import copy
+import time
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+
+def test_accelerator_graph_captures_on_a_side_stream_and_replays(foo):
+    x = torch.zeros(1000, device="foo")
+    s = torch.Stream("foo")
+    g = torch.accelerator.Graph()
+    with s, g:
+        x += 1
+        x.mul_(2)
+    foo.synchronize()
+    assert x.sum().item() == 0  # captured, not run
+    for _ in range(3):
+        g.replay()
+    foo.synchronize()
+    # ((0 + 1) * 2 + 1) * 2 + 1) * 2 = 14
+    assert torch.equal(x.cpu(), torch.full((1000,), 14.0))
+
+
+def test_capture_on_the_default_stream(foo):
+    assert foo.current_stream() == foo.default_stream()
+    x = torch.ones(10, device="foo")
+    g = torch.accelerator.Graph()
+    with g:
+        x.add_(3)
+    g.replay()
+    g.replay()
+    assert torch.equal(x.cpu(), torch.full((10,), 7.0))
+
+
+def test_out_of_place_outputs_keep_their_address_and_follow_new_inputs(foo):
+    static_in = torch.arange(6.0, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g):
+        static_out = static_in * 2 + 1
+    address = static_out.data_ptr()
+    for k in range(3):
+        static_in.copy_(torch.arange(6.0) + k)
+        g.replay()
+        assert static_out.data_ptr() == address
+        assert torch.equal(static_out.cpu(), (torch.arange(6.0) + k) * 2 + 1)
+
+
+def test_replay_is_asynchronous_and_stream_ordered(foo):
+    x = torch.zeros(4, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g):
+        foo._sleep(300)
+        x.add_(1)
+    start = time.monotonic()
+    g.replay()
+    returned = time.monotonic() - start
+    assert not foo.current_stream().query()  # still sleeping: the host did not wait
+    x.add_(10)  # queued after the replay on the same stream
+    assert torch.equal(x.cpu(), torch.full((4,), 11.0))
+    assert returned < 0.25
+
+
+def test_fork_and_join_inside_a_capture_run_concurrently(foo):
+    a = torch.zeros(8, device="foo")
+    b = torch.zeros(8, device="foo")
+    side = foo.Stream()
+    g = foo.FooGraph()
+    with foo.graph(g):
+        main = foo.current_stream()
+        side.wait_stream(main)  # fork
+        with foo.stream(side):
+            foo._sleep(400)
+            b.add_(2)
+        foo._sleep(400)
+        a.add_(1)
+        main.wait_stream(side)  # join
+        a.add_(b)
+    foo.synchronize()
+    start = time.monotonic()
+    g.replay()
+    foo.synchronize()
+    elapsed = time.monotonic() - start
+    assert torch.equal(a.cpu(), torch.full((8,), 3.0))
+    assert elapsed < 0.75, f"the two sleeping lanes ran one after the other ({elapsed:.2f} s)"
+
+
+def test_unjoined_side_stream_fails_the_capture_and_foo_stays_usable(foo):
+    x = torch.zeros(4, device="foo")
+    side = foo.Stream()
+    g = foo.FooGraph()
+    with pytest.raises(RuntimeError, match="joined"):
+        with foo.graph(g):
+            side.wait_stream(foo.current_stream())
+            with foo.stream(side):
+                x.add_(1)
+    assert not foo.is_current_stream_capturing()
+    x.add_(5)
+    side.wait_stream(foo.current_stream())
+    with foo.stream(side):
+        x.add_(1)
+    foo.synchronize()
+    assert torch.equal(x.cpu(), torch.full((4,), 6.0))
+    with pytest.raises(RuntimeError, match="no captured graph"):
+        g.replay()
+
+
+@pytest.mark.parametrize(
+    "illegal",
+    [
+        pytest.param(lambda x: x.sum().item(), id="item"),
+        pytest.param(lambda x: torch.accelerator.synchronize(), id="synchronize"),
+        pytest.param(lambda x: torch.nonzero(x), id="nonzero"),
+        pytest.param(lambda x: x.cpu(), id="cpu"),
+    ],
+)
+def test_illegal_operations_raise_and_leave_foo_usable(foo, illegal):
+    x = torch.ones(4, device="foo")
+    g = foo.FooGraph()
+    with pytest.raises(RuntimeError, match="capturing|capture"):
+        with foo.graph(g):
+            x.add_(1)
+            illegal(x)
+    assert not foo.is_current_stream_capturing()
+    # The stream that captured works normally again.
+    y = x + 1
+    assert torch.equal(y.cpu(), torch.full((4,), 2.0))
+    with pytest.raises(RuntimeError, match="no captured graph"):
+        g.replay()
+
+
+def test_replay_of_a_graph_never_captured_raises(foo):
+    with pytest.raises(RuntimeError, match="no captured graph"):
+        torch.accelerator.Graph().replay()
+    with pytest.raises(RuntimeError, match="not captured"):
+        torch.accelerator.Graph().pool()
+
+
+def test_is_capturing_inside_and_outside(foo):
+    s = torch.Stream("foo")
+    g = torch.accelerator.Graph()
+    assert not s.is_capturing()
+    with s, g:
+        assert s.is_capturing()
+        assert foo.is_current_stream_capturing()
+        assert not foo.default_stream().is_capturing()
+        torch.ones(1, device="foo")
+    assert not s.is_capturing()
+
+
+def test_keep_graph_instantiate_debug_dump_reset_and_recapture(foo, tmp_path):
+    x = torch.zeros(3, device="foo")
+    g = torch.accelerator.Graph(keep_graph=True)
+    g.enable_debug_mode()
+    with torch.Stream("foo"), g:
+        x.add_(1)
+        x.mul_(3)
+    g.instantiate()
+    g.replay()
+    path = tmp_path / "graph.dot"
+    g.debug_dump(str(path))
+    dump = path.read_text()
+    assert dump.startswith("digraph")
+    assert "aten::add" in dump and "aten::mul" in dump and "n0 -> n1" in dump
+    assert torch.equal(x.cpu(), torch.full((3,), 3.0))
+    g.reset()
+    with pytest.raises(RuntimeError, match="no captured graph"):
+        g.replay()
+    with torch.Stream("foo"), g:
+        x.sub_(1)
+    g.replay()
+    assert torch.equal(x.cpu(), torch.full((3,), 2.0))
+
+
+def test_capture_allocations_come_from_the_graph_pool_which_outlives_empty_cache(foo):
+    static_in = torch.ones(256 * 1024, device="foo")  # 1 MiB
+    g = foo.FooGraph()
+    with foo.graph(g):
+        tmp = static_in * 3
+        out = tmp + 1
+        del tmp
+    pool = g.pool()
+    assert pool != (0, 0)
+
+    def pool_segments():
+        return [s for s in foo.memory._snapshot()["segments"] if tuple(s["segment_pool_id"]) == pool]
+
+    assert pool_segments()
+    reserved = foo.memory_reserved()
+    foo.empty_cache()
+    assert pool_segments() and foo.memory_reserved() == reserved
+    g.replay()
+    assert torch.equal(out.cpu(), torch.full((256 * 1024,), 4.0))
+    stats = foo.memory_stats()
+    assert stats["allocated_bytes.all.current"] >= out.numel() * 4
+    # Gone with the graph and its last tensor.
+    g.reset()
+    del out
+    foo.empty_cache()
+    assert not pool_segments()
+
+
+def test_graphs_share_a_pool(foo):
+    x = torch.ones(1000, device="foo")
+    g1 = foo.FooGraph()
+    with foo.graph(g1):
+        y = x * 2
+    g2 = foo.FooGraph()
+    with foo.graph(g2, pool=g1.pool()):
+        z = y + 1
+    assert g2.pool() == g1.pool()
+    assert torch_foo_pool_uses(foo, g1.pool()) == 2
+    g1.replay()
+    g2.replay()
+    assert torch.equal(z.cpu(), torch.full((1000,), 3.0))
+    handle = foo.graph_pool_handle()
+    g3 = foo.FooGraph()
+    with foo.graph(g3, pool=handle):
+        w = z - 1
+    assert g3.pool() == handle
+    g3.replay()
+    assert torch.equal(w.cpu(), torch.full((1000,), 2.0))
+    del g1
+    assert torch_foo_pool_uses(foo, g2.pool()) == 1
+
+
+def torch_foo_pool_uses(foo, pool):
+    from torch_foo import _C
+
+    return _C._graph_pool_use_count(foo.current_device(), pool)
+
+
+def test_random_numbers_are_fresh_each_replay_and_match_eager(foo):
+    foo.manual_seed(7)
+    out = torch.empty(1000, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g):
+        out.copy_(torch.rand(1000, device="foo"))
+        out.add_(torch.randn(1000, device="foo"))
+    foo.manual_seed(123)
+    replays = []
+    for _ in range(2):
+        g.replay()
+        replays.append(out.cpu())
+    state_after_replays = foo.get_rng_state()
+    foo.manual_seed(123)
+    eager = [(torch.rand(1000, device="foo") + torch.randn(1000, device="foo")).cpu() for _ in range(2)]
+    assert not torch.equal(replays[0], replays[1])
+    assert torch.equal(replays[0], eager[0]) and torch.equal(replays[1], eager[1])
+    assert torch.equal(foo.get_rng_state(), state_after_replays)
+
+
+def test_dropout_in_a_graph_matches_eager_for_a_fixed_seed(foo):
+    x = torch.ones(4096, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g):
+        y = F.dropout(x, p=0.5, training=True)
+    foo.manual_seed(5)
+    g.replay()
+    first = y.cpu()
+    g.replay()
+    second = y.cpu()
+    foo.manual_seed(5)
+    eager_first = F.dropout(x, p=0.5, training=True).cpu()
+    eager_second = F.dropout(x, p=0.5, training=True).cpu()
+    assert torch.equal(first, eager_first) and torch.equal(second, eager_second)
+    assert not torch.equal(first, second)
+    assert set(first.unique().tolist()) == {0.0, 2.0}
+
+
+def test_two_devices_each_with_their_own_graph(foo):
+    graphs, tensors = [], []
+    for d in range(2):
+        with foo.device(d):
+            x = torch.full((16,), float(d + 1), device=f"foo:{d}")
+            g = foo.FooGraph()
+            with foo.graph(g):
+                x.mul_(10)
+            graphs.append(g)
+            tensors.append(x)
+    for d, g in enumerate(graphs):
+        with foo.device(d):
+            g.replay()
+    assert torch.equal(tensors[0].cpu(), torch.full((16,), 10.0))
+    assert torch.equal(tensors[1].cpu(), torch.full((16,), 20.0))
+
+
+def _mlp():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8))
+
+
+def test_make_graphed_callables_forward_and_backward_match_eager(foo):
+    eager = _mlp().to("foo")
+    graphed = copy.deepcopy(eager)
+    sample = torch.randn(16, 32, device="foo", requires_grad=True)
+    graphed = foo.make_graphed_callables(graphed, (sample,))
+    for step in range(3):
+        x = torch.randn(16, 32, device="foo")
+        xe = x.clone().requires_grad_()
+        xg = x.clone().requires_grad_()
+        ye = eager(xe)
+        yg = graphed(xg)
+        torch.testing.assert_close(yg, ye)
+        ye.square().sum().backward()
+        yg.square().sum().backward()
+        torch.testing.assert_close(xg.grad, xe.grad)
+        for pe, pg in zip(eager.parameters(), graphed.parameters()):
+            torch.testing.assert_close(pg.grad, pe.grad)
+            pe.grad = None
+            pg.grad = None
+    graphed.eval()  # eval runs the eager forward
+    torch.testing.assert_close(graphed(x), eager(x))
+
+
+def test_whole_training_step_captured_matches_eager_training(foo):
+    def train(capture):
+        model = _mlp().to("foo")
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, foreach=True)
+        torch.manual_seed(1)
+        data = [(torch.randn(16, 32), torch.randn(16, 8)) for _ in range(6)]
+        static_x = torch.zeros(16, 32, device="foo")
+        static_y = torch.zeros(16, 8, device="foo")
+
+        def step():
+            opt.zero_grad(set_to_none=False)
+            loss = F.mse_loss(model(static_x), static_y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        # Warm-up (momentum buffers, gradients) outside the capture.
+        static_x.copy_(data[0][0])
+        static_y.copy_(data[0][1])
+        side = foo.Stream()
+        side.wait_stream(foo.current_stream())
+        with foo.stream(side):
+            step()
+        foo.current_stream().wait_stream(side)
+        losses = []
+        if capture:
+            g = foo.FooGraph()
+            with foo.graph(g):
+                static_loss = step()
+        for x, y in data[1:]:
+            static_x.copy_(x)
+            static_y.copy_(y)
+            if capture:
+                g.replay()
+                losses.append(static_loss.item())
+            else:
+                losses.append(step().item())
+        return losses, [p.detach().cpu() for p in model.parameters()]
+
+    eager_losses, eager_params = train(capture=False)
+    graph_losses, graph_params = train(capture=True)
+    assert eager_losses[-1] < eager_losses[0]
+    torch.testing.assert_close(graph_losses, eager_losses)
+    for pe, pg in zip(eager_params, graph_params):
+        torch.testing.assert_close(pg, pe)
