@@ -36,6 +36,21 @@ def test_capture_on_the_default_stream(foo):
     assert torch.equal(x.cpu(), torch.full((10,), 7.0))
 
 
+def test_explicit_capture_begin_and_end_must_end_on_the_capturing_stream(foo):
+    x = torch.zeros(5, device="foo")
+    s = foo.Stream()
+    g = torch.accelerator.Graph()
+    with foo.stream(s):
+        g.capture_begin()
+        x.add_(2)
+    with pytest.raises(RuntimeError, match="must end on the stream it began on"):
+        g.capture_end()  # the current stream is the default one here
+    with foo.stream(s):
+        g.capture_end()
+    g.replay()
+    assert torch.equal(x.cpu(), torch.full((5,), 2.0))
+
+
 def test_out_of_place_outputs_keep_their_address_and_follow_new_inputs(foo):
     static_in = torch.arange(6.0, device="foo")
     g = foo.FooGraph()
@@ -241,15 +256,20 @@ def test_random_numbers_are_fresh_each_replay_and_match_eager(foo):
         out.copy_(torch.rand(1000, device="foo"))
         out.add_(torch.randn(1000, device="foo"))
     foo.manual_seed(123)
+    state_before = foo.get_rng_state()
     replays = []
     for _ in range(2):
         g.replay()
         replays.append(out.cpu())
     state_after_replays = foo.get_rng_state()
+    foo.set_rng_state(state_before)  # read by the next replay, not by the capture
+    g.replay()
+    assert torch.equal(out.cpu(), replays[0])
     foo.manual_seed(123)
     eager = [(torch.rand(1000, device="foo") + torch.randn(1000, device="foo")).cpu() for _ in range(2)]
     assert not torch.equal(replays[0], replays[1])
     assert torch.equal(replays[0], eager[0]) and torch.equal(replays[1], eager[1])
+    assert not torch.equal(state_after_replays, state_before)
     assert torch.equal(foo.get_rng_state(), state_after_replays)
 
 

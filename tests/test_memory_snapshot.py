@@ -3,6 +3,7 @@ _snapshot and _dump_snapshot produce torch.cuda.memory's format, which
 PyTorch's own renderer (torch.cuda._memory_viz) turns into its pages."""
 
 import base64
+import gc
 import inspect
 import json
 import os
@@ -37,11 +38,21 @@ def _training_step(device):
     return model, opt, loss
 
 
+@pytest.fixture
+def no_gc():
+    """No garbage collection while the test compares a snapshot with the
+    statistics: it would free earlier tests' cyclic garbage in between."""
+    gc.collect()
+    gc.disable()
+    yield
+    gc.enable()
+
+
 def _segments_of(snapshot, device):
     return [s for s in snapshot["segments"] if s["device"] == device]
 
 
-def test_snapshot_after_training_step_matches_memory_stats(history, foo):
+def test_snapshot_after_training_step_matches_memory_stats(history, foo, no_gc):
     kept = [_training_step(f"foo:{d}") for d in range(foo.device_count())]
     foo.synchronize()
     snapshot = history._snapshot()

@@ -149,6 +149,12 @@ TEST(a_stream_wakes_the_executor_it_last_ran_on) {
     threads.push_back(id);
     std::this_thread::sleep_for(std::chrono::milliseconds(3));  // every executor is asleep by now
   }
-  for (const auto& id : threads) CHECK(id == threads.front());
+  // Waking an arbitrary sleeper hops on most launches (3 in 4 with four
+  // executors); a loaded machine may keep the last executor awake past the
+  // pause now and then, letting another one take the work: a few hops are
+  // tolerated.
+  int hops = 0;
+  for (size_t i = 1; i < threads.size(); ++i) hops += threads[i] != threads[i - 1];
+  CHECK(hops <= 3);
   CHECK_OK(fooStreamDestroy(s));
 }
