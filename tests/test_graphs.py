@@ -381,3 +381,18 @@ def test_whole_training_step_captured_matches_eager_training(foo):
     torch.testing.assert_close(graph_losses, eager_losses)
     for pe, pg in zip(eager_params, graph_params):
         torch.testing.assert_close(pg, pe)
+
+
+def test_a_graph_deleted_while_its_replay_is_queued_still_runs_it(foo):
+    out = torch.zeros(1000, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g):
+        foo._sleep(200)
+        out.copy_(torch.rand(1000, device="foo"))
+    foo.manual_seed(3)
+    g.replay()
+    del g  # the replay, its kernels and the generator state they read outlive the graph
+    after = torch.rand(1000, device="foo")  # queued after the replay, from the advanced offset
+    foo.manual_seed(3)
+    assert torch.equal(out.cpu(), torch.rand(1000, device="foo").cpu())
+    assert not torch.equal(out.cpu(), after.cpu())
