@@ -34,7 +34,7 @@ fooRaceMode fooRaceGetMode(void) {
 }
 
 fooError_t fooRaceDeclare(const fooRaceAccess* accesses, size_t count, const char* op, const char* site) {
-  if (!race::on()) return fooSuccess;
+  if (!race::on() || foo_sim::Scheduler::on_executor_thread()) return fooSuccess;
   if (accesses == nullptr && count != 0) return fail(fooErrorInvalidValue, "fooRaceDeclare: accesses is NULL");
   race::declare(accesses, count, op, site);
   return fooSuccess;
@@ -42,6 +42,15 @@ fooError_t fooRaceDeclare(const fooRaceAccess* accesses, size_t count, const cha
 
 void fooRaceClearDeclared(void) {
   if (race::on()) race::clear_declared();
+}
+
+fooRaceMark fooRaceGetMark(void) {
+  if (!race::on()) return fooRaceMark{0, 0};
+  return race::mark();
+}
+
+void fooRaceRestoreMark(fooRaceMark mark) {
+  if (race::on()) race::restore(mark);
 }
 
 fooError_t fooRaceDeclareAllocation(const void* ptr, size_t bytes, fooStream_t stream) {
@@ -59,9 +68,11 @@ fooError_t fooRaceNoteFree(const void* ptr, size_t bytes) {
 
 fooError_t fooRaceHostAccess(const void* ptr, size_t bytes, int write, const char* what, const char* op,
                              const char* site) {
-  if (!race::on() || ptr == nullptr || bytes == 0) return fooSuccess;
+  if (!race::on() || ptr == nullptr || bytes == 0 || foo_sim::Scheduler::on_executor_thread()) return fooSuccess;
   return race::host_access(ptr, bytes, write != 0, what, op, site);
 }
+
+int fooRaceOnExecutorThread(void) { return foo_sim::Scheduler::on_executor_thread() ? 1 : 0; }
 
 fooError_t fooRaceGetReports(fooRaceReportFn_t fn, void* userData) {
   if (fn == nullptr) return fail(fooErrorInvalidValue, "fooRaceGetReports: fn is NULL");

@@ -34,11 +34,18 @@ struct Declared {
     const void* stream;
   };
   std::vector<Allocation> allocations;
-  std::string op;
-  std::string site;
+  std::string op;    // a copy's own name, when no operator declared
+  // (first range, operation, site) per declaring call: the innermost one
+  // still standing names the launch.
+  struct Name {
+    size_t first;
+    std::string op, site;
+  };
+  std::vector<Name> names;
   uint64_t generation = 0;  // of the detector state they were declared in
 };
 thread_local Declared t_declared;
+thread_local unsigned long long t_launches = 0;  // launches that took declarations
 // Raise mode: a host-side race not yet returned by a launch or sync.
 thread_local std::string t_deferred;
 thread_local uint64_t t_deferred_generation = 0;
@@ -160,6 +167,7 @@ fooError_t on_launch(fooStream_st* s) {
   std::lock_guard<std::mutex> lock(st.mutex);
   Declared declared = std::move(t_declared);
   t_declared = Declared();
+  ++t_launches;
   if (!t_deferred.empty() && t_deferred_generation == st.generation && g_mode.load() == fooRaceModeRaise) {
     std::string m = std::move(t_deferred);
     t_deferred.clear();
@@ -170,11 +178,13 @@ fooError_t on_launch(fooStream_st* s) {
   uint64_t epoch = ss.clock.get(n) + 1;
   if (declared.generation != st.generation) return (ss.clock.tick(n), fooSuccess);
 
+  std::string op = declared.names.empty() ? declared.op : declared.names.back().op;
+  std::string site = declared.names.empty() ? std::string() : declared.names.back().site;
   auto info_for = [&](const std::string& what, bool write) {
     auto info = std::make_shared<AccessInfo>();
-    info->op = declared.op;
+    info->op = op;
     info->what = what;
-    info->site = declared.site;
+    info->site = site;
     info->write = write;
     info->device = ss.device;
     info->stream = n;
@@ -284,15 +294,24 @@ void declare(const fooRaceAccess* accesses, size_t count, const char* op, const 
     t_declared.ranges.push_back({b, b + accesses[i].bytes, accesses[i].write != 0,
                                  accesses[i].what ? accesses[i].what : ""});
   }
-  // The innermost declaring operation names the launch.
-  if (op) t_declared.op = op;
-  if (site) t_declared.site = site;
+  t_declared.names.push_back({t_declared.ranges.size() - count, op ? op : "", site ? site : ""});
 }
 
 void clear_declared() {
   t_declared.ranges.clear();
+  t_declared.names.clear();
   t_declared.op.clear();
-  t_declared.site.clear();
+}
+
+fooRaceMark mark() { return fooRaceMark{t_launches, t_declared.ranges.size()}; }
+
+void restore(fooRaceMark m) {
+  if (m.launches != t_launches) {
+    clear_declared();
+  } else if (t_declared.ranges.size() > m.declared) {
+    t_declared.ranges.resize(m.declared);
+    while (!t_declared.names.empty() && t_declared.names.back().first >= m.declared) t_declared.names.pop_back();
+  }
 }
 
 void declare_allocation(const void* ptr, size_t bytes, const void* stream) {

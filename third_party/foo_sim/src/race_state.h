@@ -66,6 +66,8 @@ State& state();
 // The C API's operations (api_race.cpp).
 void declare(const fooRaceAccess* accesses, size_t count, const char* op, const char* site);
 void clear_declared();
+fooRaceMark mark();
+void restore(fooRaceMark m);
 void declare_allocation(const void* ptr, size_t bytes, const void* stream);
 void note_free(const void* ptr, size_t bytes);
 fooError_t host_access(const void* ptr, size_t bytes, bool write, const char* what, const char* op, const char* site);

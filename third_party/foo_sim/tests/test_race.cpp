@@ -389,3 +389,29 @@ TEST(environment_turns_it_on) {
   if (env == nullptr || std::strcmp(env, "raise") != 0) return;
   CHECK(fooRaceGetMode() == fooRaceModeRaise);
 }
+
+TEST(nested_declarers_keep_the_enclosing_accesses) {
+  restart(fooRaceModeWarn);
+  Fixture f;
+  CHECK_OK(access(f.side, f.buf, 64, true, "side writer", "t.py:1"));
+  // An operator declares its read, calls an operator that declares and does
+  // not launch (a view), then launches: the read is still its launch's.
+  fooRaceMark outer = fooRaceGetMark();
+  fooRaceAccess read{f.buf, 64, 0, "float32[16]"};
+  CHECK_OK(fooRaceDeclare(&read, 1, "outer", "t.py:2"));
+  fooRaceMark inner = fooRaceGetMark();
+  fooRaceAccess view{static_cast<char*>(f.buf) + 128, 64, 1, "float32[16]"};
+  CHECK_OK(fooRaceDeclare(&view, 1, "view", "t.py:2"));
+  fooRaceRestoreMark(inner);
+  CHECK_OK(harness::launch(nullptr, [] {}));
+  fooRaceRestoreMark(outer);
+  auto r = reports();
+  CHECK(r.size() == 1);
+  CHECK(r[0].second_op == "outer");
+  // Declarations no launch took are dropped by restoring.
+  fooRaceMark mark = fooRaceGetMark();
+  CHECK_OK(fooRaceDeclare(&read, 1, "view only", "t.py:3"));
+  fooRaceRestoreMark(mark);
+  CHECK_OK(harness::launch(nullptr, [] {}));
+  CHECK(reports().size() == 1);
+}

@@ -113,6 +113,17 @@ FOO_SIM_API fooRaceMode fooRaceGetMode(void);
 FOO_SIM_API fooError_t fooRaceDeclare(const fooRaceAccess* accesses, size_t count, const char* op, const char* site);
 /* Drops what fooRaceDeclare gathered and nothing launched. */
 FOO_SIM_API void fooRaceClearDeclared(void);
+/* For nested declarers (an operator that calls operators): a mark taken
+ * before declaring, restored when done. Restoring drops what was declared
+ * since the mark if no launch of the thread took it, and keeps what was
+ * declared before (an enclosing operator's accesses, for its own launch);
+ * if the thread launched since, everything still declared is dropped. */
+typedef struct fooRaceMark {
+  unsigned long long launches;
+  size_t declared;
+} fooRaceMark;
+FOO_SIM_API fooRaceMark fooRaceGetMark(void);
+FOO_SIM_API void fooRaceRestoreMark(fooRaceMark mark);
 /* An allocator handed [ptr, ptr+bytes) to `stream`: the calling thread's
  * next launch on that stream writes it (see above). */
 FOO_SIM_API fooError_t fooRaceDeclareAllocation(const void* ptr, size_t bytes, fooStream_t stream);
@@ -123,6 +134,11 @@ FOO_SIM_API fooError_t fooRaceNoteFree(const void* ptr, size_t bytes);
  * raise mode if that races with queued work. */
 FOO_SIM_API fooError_t fooRaceHostAccess(const void* ptr, size_t bytes, int write, const char* what, const char* op,
                                          const char* site);
+
+/* Nonzero on foo_sim's executor threads, which run kernels and never
+ * launch: hooks that declare accesses have nothing to do there (the
+ * declaring calls above ignore them). */
+FOO_SIM_API int fooRaceOnExecutorThread(void);
 
 /* Calls fn for every report so far, oldest first. */
 FOO_SIM_API fooError_t fooRaceGetReports(fooRaceReportFn_t fn, void* userData);

@@ -296,6 +296,5 @@ FOO_SIM_API fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice,
 /* Stream capture and graphs, as cuda_runtime_api.h declares them with the
  * rest of the runtime. */
 #include "foo_sim/foo_graph.h"
-#include "foo_sim/foo_race.h"
 
 #endif /* FOO_SIM_FOO_RUNTIME_H */
