@@ -1,5 +1,6 @@
 #include "race_detector.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdint>
 #include <map>
@@ -196,6 +197,16 @@ fooError_t on_launch(fooStream_st* s) {
   for (const auto& a : declared.allocations) {
     if (a.stream == s) declared.ranges.push_back({a.begin, a.end, true, "newly allocated memory"});
   }
+  // Nested operators declare the same tensors again: one access per range
+  // (a write if any declaration writes), so that a race counts once.
+  std::sort(declared.ranges.begin(), declared.ranges.end(), [](const Declared::Range& a, const Declared::Range& b) {
+    return a.begin != b.begin ? a.begin < b.begin : (a.end != b.end ? a.end < b.end : a.write > b.write);
+  });
+  declared.ranges.erase(std::unique(declared.ranges.begin(), declared.ranges.end(),
+                                    [](const Declared::Range& a, const Declared::Range& b) {
+                                      return a.begin == b.begin && a.end == b.end;
+                                    }),
+                        declared.ranges.end());
   // Check everything against the state before this launch, then record.
   bool raise = g_mode.load() == fooRaceModeRaise;
   for (const auto& r : declared.ranges) {
