@@ -12,5 +12,6 @@ PYBIND11_MODULE(_C, m) {
   foo::python::bind_compile(m);
   foo::python::bind_memory(m);
   foo::python::bind_distributed(m);
+  foo::python::bind_race(m);
   foo::python::install_launch_site_provider();
 }
