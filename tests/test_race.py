@@ -9,6 +9,8 @@ import torch
 
 import torch_foo
 
+from conftest import run_python_json
+
 
 def line_of(marker: str) -> int:
     """The line of this file that holds ``marker`` (in a comment)."""
@@ -235,3 +237,31 @@ def test_dataloader_pinned_copies(race):
             total += features.sum() + labels.sum()
         race.synchronize()
     assert race.race_reports() == []
+
+
+def test_collective_not_ordered_with_its_input(tmp_path):
+    out = run_python_json(f"""
+        import json, torch, torch.distributed as dist, torch_foo
+        foo = torch.foo
+        dist.init_process_group("fooccl", init_method="file://{tmp_path}/store", rank=0, world_size=1)
+        out = {{}}
+        with foo.race_check("raise"):
+            s = foo.Stream()
+            x = torch.zeros(1024, device="foo")
+            s.wait_stream(foo.current_stream())
+            with foo.stream(s):
+                x.add_(1)
+            try:
+                dist.all_reduce(x)  # on the default stream: nothing orders it after s's add_
+                out["raised"] = None
+            except torch_foo.RaceError as e:
+                out["raised"] = str(e)
+            foo.current_stream().wait_stream(s)
+            dist.all_reduce(x)
+            out["value"] = x.sum().item()
+        out["reports"] = len(foo.race_reports())
+        dist.destroy_process_group()
+        print(json.dumps(out))
+    """)
+    assert "aten::add_" in out["raised"] and "wait_stream(s)" in out["raised"]
+    assert out["value"] == 1024 and out["reports"] == 1

@@ -1,6 +1,7 @@
 #include "aten/RaceAccesses.h"
 
 #include <atomic>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -27,7 +28,24 @@ at::CallbackHandle g_handle = at::INVALID_CALLBACK_HANDLE;
 struct OpInfo {
   std::vector<bool> writes;
   std::string name;  // "aten::add_.Tensor"
+  // Touches no data: a view (a result aliases an argument without writing
+  // it: as_strided, expand, narrow) or an operator that reads only
+  // metadata. No launch follows, and on the host it is no access.
+  bool metadata_only = false;
 };
+
+bool reads_only_metadata(const std::string& name) {
+  static const char* const kNames[] = {"aten::empty_like", "aten::new_empty", "aten::new_empty_strided",
+                                       "aten::is_pinned", "aten::set_", "aten::record_stream",
+                                       "aten::_has_same_storage_numel", "aten::is_same_size", "aten::size",
+                                       "aten::stride", "aten::sym_size", "aten::sym_stride", "aten::detach_"};
+  for (const char* n : kNames) {
+    if (name.compare(0, std::strlen(n), n) == 0 && (name.size() == std::strlen(n) || name[std::strlen(n)] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
 
 const OpInfo* op_info(const at::RecordFunction& fn) {
   // Per thread: no lock on the hot path; an operator's schema never changes.
@@ -41,7 +59,11 @@ const OpInfo* op_info(const at::RecordFunction& fn) {
   info->name = key;
   if (std::optional<c10::FunctionSchema> schema = fn.operator_schema()) {
     for (const c10::Argument& a : schema->arguments()) info->writes.push_back(a.alias_info() && a.alias_info()->isWrite());
+    for (const c10::Argument& r : schema->returns()) {
+      if (r.alias_info() && !r.alias_info()->isWrite()) info->metadata_only = true;
+    }
   }
+  info->metadata_only = info->metadata_only || reads_only_metadata(info->name);
   return cache.emplace(std::move(key), std::move(info)).first->second.get();
 }
 
@@ -106,7 +128,7 @@ struct Declared final : at::ObserverContext {
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   if (fooRaceOnExecutorThread() || fooRaceGetMode() == fooRaceModeOff) return nullptr;
   const OpInfo* info = op_info(fn);
-  if (info == nullptr) return nullptr;
+  if (info == nullptr || info->metadata_only) return nullptr;
   Gathered g;
   c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) gather(inputs[i], i < info->writes.size() && info->writes[i], g);
