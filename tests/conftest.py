@@ -30,6 +30,29 @@ os.environ.update(FOO_SIM_DEFAULTS)
 os.environ.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
 
 
+# Prepended to a child's code during a race-checked run: at exit, its
+# reports go where the parent test's would, named after the parent test.
+_RACE_REPORTS_AT_EXIT = """\
+import atexit as _race_atexit
+
+
+def _race_dump():
+    import json, os, sys
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "foo"):
+        return
+    found = torch.foo.race_reports()
+    if found:
+        with open(os.environ["FOO_TEST_RACE_REPORTS"] + f".{os.getpid()}", "a") as f:
+            for r in found:
+                f.write(json.dumps({"test": os.environ.get("PYTEST_CURRENT_TEST", "?") + " (child)",
+                                    "message": r["message"]}) + "\\n")
+
+
+_race_atexit.register(_race_dump)
+"""
+
+
 def run_python(code: str, env: dict | None = None, timeout: float = 120, script: str | None = None) -> str:
     """Runs ``code`` in a fresh interpreter and returns its stdout; fails on a non-zero exit.
 
@@ -37,6 +60,8 @@ def run_python(code: str, env: dict | None = None, timeout: float = 120, script:
     which multiprocessing's spawn method needs to re-import the main module.
     """
     code = textwrap.dedent(code)
+    if os.environ.get("FOO_TEST_RACE_CHECK", "0") != "0" and os.environ.get("FOO_TEST_RACE_REPORTS"):
+        code = _RACE_REPORTS_AT_EXIT + code  # the child's races count too (tests/test_race_clean.py)
     if script is not None:
         with open(script, "w") as f:
             f.write(code)
