@@ -1,6 +1,7 @@
 """The cost of looking: the small-op chain under torch.profiler with foo
-activity, and allocation with memory history recorded, each against the
-same foo code unobserved (the CPU column is foo with observation off)."""
+activity, allocation with memory history recorded, and the MLP training
+step with the stream race detector on, each against the same foo code
+unobserved (the CPU column is foo with observation off)."""
 
 import statistics
 import time
@@ -57,5 +58,33 @@ def recorded_allocation() -> dict:
                "(CPU column = foo, history off)", on_s, off_s, r, "<= 3x")
 
 
+def race_checked_training_step() -> dict:
+    """The MLP benchmark's training step with torch.foo.race_check("warn") on
+    (every launch declares and checks its memory) against the same step with
+    the detector off, interleaved."""
+    from bench_training import _step, mlp
+
+    model = mlp().foo()
+    step = _step(model, torch.optim.SGD(model.parameters(), lr=0.01), torch.randn(64, 512).foo(),
+                 torch.randint(0, 10, (64,)).foo())
+
+    def off() -> None:
+        step()
+        torch.foo.synchronize()
+
+    def on() -> None:
+        torch.foo.set_race_check("warn")
+        try:
+            step()
+            torch.foo.synchronize()
+        finally:
+            torch.foo.set_race_check("off")
+
+    on_s, off_s, r = ratio(on, off, repeat=5)
+    assert torch.foo.race_reports() == [], torch.foo.race_reports()
+    return row("MLP training step with the race detector on vs off (CPU column = foo, detector off)",
+               on_s, off_s, r, "<= 2x")
+
+
 def run() -> list[dict]:
-    return [profiled_chain(), recorded_allocation()]
+    return [profiled_chain(), recorded_allocation(), race_checked_training_step()]

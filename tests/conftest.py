@@ -22,9 +22,35 @@ FOO_SIM_DEFAULTS = {
     "FOO_SIM_LAUNCH_BLOCKING": "0",
     "FOO_SIM_LAUNCH_DELAY_US": "0",
     "FOO_SIM_COPY_THREADS": "2",
+    # tests/test_race_clean.py reruns test files with the race detector on
+    # (FOO_TEST_RACE_CHECK=1) and fails on any report.
+    "FOO_SIM_RACE_CHECK": os.environ.get("FOO_TEST_RACE_CHECK", "0"),
 }
 os.environ.update(FOO_SIM_DEFAULTS)
 os.environ.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
+
+
+# Prepended to a child's code during a race-checked run: at exit, its
+# reports go where the parent test's would, named after the parent test.
+_RACE_REPORTS_AT_EXIT = """\
+import atexit as _race_atexit
+
+
+def _race_dump():
+    import json, os, sys
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "foo"):
+        return
+    found = torch.foo.race_reports()
+    if found:
+        with open(os.environ["FOO_TEST_RACE_REPORTS"] + f".{os.getpid()}", "a") as f:
+            for r in found:
+                f.write(json.dumps({"test": os.environ.get("PYTEST_CURRENT_TEST", "?") + " (child)",
+                                    "message": r["message"]}) + "\\n")
+
+
+_race_atexit.register(_race_dump)
+"""
 
 
 def run_python(code: str, env: dict | None = None, timeout: float = 120, script: str | None = None) -> str:
@@ -34,6 +60,8 @@ def run_python(code: str, env: dict | None = None, timeout: float = 120, script:
     which multiprocessing's spawn method needs to re-import the main module.
     """
     code = textwrap.dedent(code)
+    if os.environ.get("FOO_TEST_RACE_CHECK", "0") != "0" and os.environ.get("FOO_TEST_RACE_REPORTS"):
+        code = _RACE_REPORTS_AT_EXIT + code  # the child's races count too (tests/test_race_clean.py)
     if script is not None:
         with open(script, "w") as f:
             f.write(code)
@@ -78,3 +106,21 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f"OpInfo sweep: {passed} of {passed + failed} operators match CPU "
             f"({100 * passed / (passed + failed):.1f}%), {skipped} left out (see EXCLUDED in tests/test_opinfo.py)")
+
+
+# With the race detector on (tests/test_race_clean.py), each test's new
+# reports are written, with the test's id, to $FOO_TEST_RACE_REPORTS.<pid>.
+if os.environ.get("FOO_TEST_RACE_CHECK", "0") != "0" and os.environ.get("FOO_TEST_RACE_REPORTS"):
+
+    @pytest.fixture(autouse=True)
+    def _race_reports_of_each_test(request):
+        import torch
+
+        before = len(torch.foo.race_reports())
+        yield
+        found = torch.foo.race_reports()[before:]
+        if found:
+            path = f"{os.environ['FOO_TEST_RACE_REPORTS']}.{os.getpid()}"
+            with open(path, "a") as f:
+                for r in found:
+                    f.write(json.dumps({"test": request.node.nodeid, "message": r["message"]}) + "\n")

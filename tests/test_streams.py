@@ -114,6 +114,7 @@ def test_two_streams_overlap_measured_by_events(foo):
 def test_wait_stream_orders_work_across_streams(foo):
     a, b = foo.Stream(0), foo.Stream(1)
     x = torch.zeros(4, device="foo:0")
+    a.wait_stream(foo.current_stream())  # x's zero fill (on the default stream) first: the race detector's find
     with foo.stream(a):
         foo._sleep(200)
         x.add_(1)                        # written on a, late

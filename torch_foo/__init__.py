@@ -29,5 +29,6 @@ _register()
 
 from torch_foo import ops  # noqa: E402
 from torch_foo.serialization import backend_flags, set_backend_flag  # noqa: E402
+from torch_foo.foo.race import RaceError  # noqa: E402
 
-__all__ = ["backend_flags", "ops", "set_backend_flag"]
+__all__ = ["RaceError", "backend_flags", "ops", "set_backend_flag"]

@@ -11,6 +11,7 @@ void bind_compile(pybind11::module& m);
 void bind_memory(pybind11::module& m);
 void bind_distributed(pybind11::module& m);
 void bind_graphs(pybind11::module& m);
+void bind_race(pybind11::module& m);
 void install_launch_site_provider();
 
 }  // namespace foo::python

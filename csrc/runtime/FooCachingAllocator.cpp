@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <c10/core/AllocatorConfig.h>
+#include <foo_sim/foo_race.h>
 #include <c10/util/Exception.h>
 
 #include "runtime/FooEvent.h"
@@ -601,7 +602,12 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
     auto device = current_device();
     if (size == 0) return {nullptr, nullptr, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
     lazy_init();
-    Block* block = cache(device).malloc(size, getCurrentFooStream(device).stream());
+    fooStream_t stream = getCurrentFooStream(device).stream();
+    Block* block = cache(device).malloc(size, stream);
+    // Race detector (foo_race.h): handing the block to `stream` is a write
+    // of its next launch, so reuse after a free not ordered with an earlier
+    // use on another stream (no record_stream) is reported.
+    fooRaceDeclareAllocation(block->ptr, size, stream);
     // The context is the block itself: frees and record_stream need no lookup.
     return {block->ptr, block, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
   }
@@ -662,6 +668,7 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
     // A child forked after initialization cannot reach the device; its
     // copies of the parent's blocks are simply dropped.
     if (in_bad_fork()) return;
+    fooRaceNoteFree(block->ptr, block->requested_size);  // race detector: later races here are uses after free
     caches_[block->device]->free(block);  // the block's cache exists: it made the block
   }
 

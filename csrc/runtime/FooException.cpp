@@ -4,6 +4,7 @@
 #include <string>
 
 #include "FooInit.h"
+#include "FooRace.h"
 
 namespace foo {
 namespace {
@@ -30,6 +31,7 @@ namespace detail {
 
 void throw_foo_error(fooError_t error, const char* file, int line) {
   if (error == fooErrorInitializationError && in_bad_fork()) throw_bad_fork_error();
+  if (error == fooErrorRaceDetected) throw_race_error(file, line);  // torch_foo.RaceError
   std::string message = message_of(error);
   if (error == fooErrorLaunchFailure) {
     // Reported at a synchronization, long after the launch: say how to find it.

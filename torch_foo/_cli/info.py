@@ -19,6 +19,7 @@ FOO_SIM_VARIABLES = {
     "FOO_SIM_LAUNCH_BLOCKING": "0",
     "FOO_SIM_LAUNCH_DELAY_US": "0",
     "FOO_SIM_COPY_THREADS": str(os.cpu_count() or 1),  # foo_sim's default: the hardware threads
+    "FOO_SIM_RACE_CHECK": "0",
 }
 
 

@@ -62,12 +62,26 @@ from torch_foo.foo._streams import (
     set_stream,
     stream,
 )
+from torch_foo.foo.race import (
+    RaceError,
+    clear_race_reports,
+    race_check,
+    race_check_mode,
+    race_reports,
+    set_race_check,
+)
 from torch_foo.foo import _utils  # noqa: F401  (torch.serialization looks up torch.foo._utils)
 
 __all__ = [
     "Event",
     "ExternalStream",
     "FooGraph",
+    "RaceError",
+    "clear_race_reports",
+    "race_check",
+    "race_check_mode",
+    "race_reports",
+    "set_race_check",
     "Stream",
     "StreamContext",
     "current_device",

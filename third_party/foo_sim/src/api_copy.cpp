@@ -4,6 +4,7 @@
 #include "copy_bytes.h"
 #include "error.h"
 #include "profiler.h"
+#include "race_detector.h"
 #include "runtime.h"
 
 using foo_sim::Allocation;
@@ -95,6 +96,15 @@ fooError_t check_peer(Runtime* rt, const void* ptr, int device, size_t count, co
   return fooSuccess;
 }
 
+// A copy's own accesses for the race detector: device and pinned memory
+// (pageable memory is only touched by copies that block the host).
+void declare_copy(const Plan& p, void* dst, const void* src, size_t count) {
+  if (!foo_sim::race::on()) return;
+  const char* name = copy_name(p);
+  if (p.src.type != fooMemoryTypeUnregistered) foo_sim::race::declare_own(src, count, false, name);
+  if (p.dst.type != fooMemoryTypeUnregistered) foo_sim::race::declare_own(dst, count, true, name);
+}
+
 // The work a copy queues: the bytes moved with the configured copy threads.
 auto move_work(Runtime* rt, void* dst, const void* src, size_t count) {
   return [dst, src, count, threads = rt->config().copy_threads] { foo_sim::copy_bytes(dst, src, count, threads); };
@@ -119,6 +129,7 @@ fooError_t fooMemcpy(void* dst, const void* src, size_t count, fooMemcpyKind kin
   if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemcpy")) return e;
   auto* stream = rt->scheduler().default_stream(ordering_device(plan, rt->current_device()));
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
+  declare_copy(plan, dst, src, count);
   return rt->scheduler().launch_and_wait(stream, move_work(rt, dst, src, count));
 }
 
@@ -133,6 +144,7 @@ fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count, fooMemcpyKin
   // returns, so such a copy completes before returning, as in CUDA.
   bool pageable = plan.dst.type == fooMemoryTypeUnregistered || plan.src.type == fooMemoryTypeUnregistered;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
+  declare_copy(plan, dst, src, count);
   if (pageable) {
     if (fooError_t e = Runtime::check_may_block("fooMemcpyAsync with pageable host memory")) return e;
     // It blocks the host like fooMemcpy, so a capture may forbid it (foo_graph.h).
@@ -151,6 +163,10 @@ fooError_t fooMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevic
   if (fooError_t e = check_peer(rt, src, srcDevice, count, "source", "fooMemcpyPeer")) return e;
   if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemcpyPeer")) return e;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, "Memcpy PtoP", count, fooMemcpyDeviceToDevice);
+  if (foo_sim::race::on()) {
+    foo_sim::race::declare_own(src, count, false, "Memcpy PtoP");
+    foo_sim::race::declare_own(dst, count, true, "Memcpy PtoP");
+  }
   return rt->scheduler().launch_and_wait(rt->scheduler().default_stream(srcDevice),
                                          move_work(rt, dst, src, count));
 }
@@ -163,6 +179,10 @@ fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice, const void* src, int src
   if (fooError_t e = check_peer(rt, dst, dstDevice, count, "destination", "fooMemcpyPeerAsync")) return e;
   if (fooError_t e = check_peer(rt, src, srcDevice, count, "source", "fooMemcpyPeerAsync")) return e;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, "Memcpy PtoP", count, fooMemcpyDeviceToDevice);
+  if (foo_sim::race::on()) {
+    foo_sim::race::declare_own(src, count, false, "Memcpy PtoP");
+    foo_sim::race::declare_own(dst, count, true, "Memcpy PtoP");
+  }
   return rt->scheduler().launch(rt->resolve(stream), move_work(rt, dst, src, count));
 }
 

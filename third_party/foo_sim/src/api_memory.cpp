@@ -3,6 +3,7 @@
 
 #include "error.h"
 #include "profiler.h"
+#include "race_detector.h"
 #include "runtime.h"
 
 using foo_sim::Allocation;
@@ -54,6 +55,7 @@ fooError_t fooFree(void* devPtr) {
   if (fooError_t e = rt->scheduler().check_unsafe_call("fooFree")) return e;
   // Queued kernels may still use the block, so it goes only once they ran.
   if (rt->started()) rt->scheduler().wait_device_idle(a.device);
+  if (foo_sim::race::on()) foo_sim::race::forget(a.base, a.size);
   return rt->memory().release(devPtr, fooMemoryTypeDevice, &a);
 }
 
@@ -81,6 +83,7 @@ fooError_t fooFreeHost(void* ptr) {
   if (rt->started()) {
     for (int d = 0; d < rt->config().device_count; ++d) rt->scheduler().wait_device_idle(d);
   }
+  if (foo_sim::race::on()) foo_sim::race::forget(a.base, a.size);
   return rt->memory().release(ptr, fooMemoryTypeHost, &a);
 }
 
@@ -117,6 +120,7 @@ fooError_t fooMemset(void* devPtr, int value, size_t count) {
   if (fooError_t e = check_device_range(rt, devPtr, count, "fooMemset", &device)) return e;
   if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemset")) return e;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemset, "Memset", count);
+  if (foo_sim::race::on()) foo_sim::race::declare_own(devPtr, count, true, "Memset");
   return rt->scheduler().launch_and_wait(rt->scheduler().default_stream(device),
                                          [=] { std::memset(devPtr, value, count); });
 }
@@ -128,6 +132,7 @@ fooError_t fooMemsetAsync(void* devPtr, int value, size_t count, fooStream_t str
   int device;
   if (fooError_t e = check_device_range(rt, devPtr, count, "fooMemsetAsync", &device)) return e;
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemset, "Memset", count);
+  if (foo_sim::race::on()) foo_sim::race::declare_own(devPtr, count, true, "Memset");
   return rt->scheduler().launch(rt->resolve(stream), [=] { std::memset(devPtr, value, count); });
 }
 

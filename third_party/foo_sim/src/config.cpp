@@ -93,6 +93,13 @@ std::optional<std::string> read_config_from_env(Config* config) {
     if (!v) return format("FOO_SIM_COPY_THREADS='%s' is invalid: expected an integer from 1 to %d", raw, kMaxCopyThreads);
     config->copy_threads = static_cast<int>(*v);
   }
+  if (const char* raw = std::getenv("FOO_SIM_RACE_CHECK")) {
+    std::string s = trimmed(raw);
+    if (s.empty() || s == "0") config->race_check = 0;
+    else if (s == "1" || s == "warn") config->race_check = 1;
+    else if (s == "raise") config->race_check = 2;
+    else return format("FOO_SIM_RACE_CHECK='%s' is invalid: expected 0, 1, warn or raise", raw);
+  }
   return std::nullopt;
 }
 

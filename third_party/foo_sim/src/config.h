@@ -18,6 +18,7 @@ struct Config {
   bool launch_blocking = false;
   uint64_t launch_delay_us = 0;
   int copy_threads = default_copy_threads();  // threads that move one large copy
+  int race_check = 0;  // fooRaceMode: the race detector's initial mode
 };
 
 // Fills `config` from the environment. On a malformed value returns a message

@@ -50,6 +50,7 @@ const char* fooGetErrorName(fooError_t error) {
     case fooErrorStreamCaptureUnjoined: return "fooErrorStreamCaptureUnjoined";
     case fooErrorStreamCaptureIsolation: return "fooErrorStreamCaptureIsolation";
     case fooErrorStreamCaptureWrongThread: return "fooErrorStreamCaptureWrongThread";
+    case fooErrorRaceDetected: return "fooErrorRaceDetected";
   }
   return "fooErrorUnknown";
 }
@@ -74,6 +75,7 @@ const char* fooGetErrorString(fooError_t error) {
     case fooErrorStreamCaptureUnjoined: return "capture was not joined back: a forked stream's work is not awaited by the capturing stream";
     case fooErrorStreamCaptureIsolation: return "dependency across the boundary of a stream capture";
     case fooErrorStreamCaptureWrongThread: return "attempt to end a capture begun by another thread";
+    case fooErrorRaceDetected: return "the race detector found unsynchronized accesses";
   }
   return "unrecognized error code";
 }

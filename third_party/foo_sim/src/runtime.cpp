@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include "error.h"
+#include "race_detector.h"
 
 namespace foo_sim {
 namespace {
@@ -22,6 +23,7 @@ Runtime::Runtime() {
   if (config_error_) config_.device_count = 0;
   memory_ = std::make_unique<MemoryRegistry>(config_.device_count, config_.device_memory);
   scheduler_ = std::make_unique<Scheduler>(config_);
+  if (config_.race_check != fooRaceModeOff) race::set_initial_mode(static_cast<fooRaceMode>(config_.race_check));
 }
 
 fooError_t Runtime::get(Runtime** out) {

@@ -1,5 +1,7 @@
 #include "scheduler.h"
 
+#include "race_detector.h"
+
 #include <algorithm>
 #include <exception>
 
@@ -142,7 +144,9 @@ fooError_t Scheduler::query_stream(Stream* s) {
   if (s->capture) return capture_conflict(*s->capture, "fooStreamQuery of a capturing stream");
   if (fooError_t e = unsafe_call_locked("fooStreamQuery")) return e;
   if (fooError_t e = report(s->pending_error)) return e;
-  return idle(s) ? fooSuccess : fooErrorNotReady;
+  if (!idle(s)) return fooErrorNotReady;
+  if (race::on()) race::on_host_waited_stream(s);  // the host saw it done
+  return fooSuccess;
 }
 
 fooError_t Scheduler::synchronize_stream(Stream* s) {
@@ -151,6 +155,10 @@ fooError_t Scheduler::synchronize_stream(Stream* s) {
   if (s->capture) return capture_conflict(*s->capture, "fooStreamSynchronize of a capturing stream");
   if (fooError_t e = unsafe_call_locked("fooStreamSynchronize")) return e;
   host_wait(lock, false, [s] { return idle(s); });
+  if (race::on()) {
+    race::on_host_waited_stream(s);
+    if (fooError_t e = race::take_deferred()) return e;
+  }
   return report(s->pending_error);
 }
 
@@ -160,6 +168,10 @@ fooError_t Scheduler::synchronize_device(int device) {
   if (fooError_t e = conflict_on_device(d, "fooDeviceSynchronize of a device with a capturing stream")) return e;
   if (fooError_t e = unsafe_call_locked("fooDeviceSynchronize")) return e;
   host_wait(lock, false, [d] { return device_idle(d); });
+  if (race::on()) {
+    race::on_host_waited_device(d);
+    if (fooError_t e = race::take_deferred()) return e;
+  }
   for (Stream* s : d->streams) {
     if (fooError_t e = report(s->pending_error)) return e;
   }
@@ -170,6 +182,7 @@ void Scheduler::wait_device_idle(int device) {
   Lock lock(mutex_);
   Device* d = devices_[device].get();
   host_wait(lock, false, [d] { return device_idle(d); });
+  if (race::on()) race::on_host_waited_device(d);
 }
 
 bool Scheduler::device_idle(const Device* d) {
@@ -191,6 +204,9 @@ fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
     node.data = data;
     return capture_node(s, node, "fooLaunchHostFunc");
   }
+  if (race::on()) {
+    if (fooError_t e = race::on_launch(s)) return e;
+  }
   if (config_.launch_blocking) return enqueue_and_wait(lock, s, std::move(c));
   push(s, std::move(c));
   return fooSuccess;
@@ -208,6 +224,9 @@ fooError_t Scheduler::launch(Stream* s, std::function<void()> work) {
   if (s->capture) {
     node.work = std::move(box->work);
     return capture_node(s, node, "fooLaunchHostFunc");
+  }
+  if (race::on()) {
+    if (fooError_t e = race::on_launch(s)) return e;
   }
   Command c;
   c.kind = Command::Kind::Kernel;
@@ -227,6 +246,9 @@ fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work) {
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "copy")) return e;
   if (s->capture) return capture_conflict(*s->capture, "a blocking copy or memset on a capturing stream");
+  if (race::on()) {
+    if (fooError_t e = race::on_launch(s)) return e;
+  }
   box.release();  // owned by the queued command from here on
   return enqueue_and_wait(lock, s, std::move(c));
 }
@@ -241,6 +263,7 @@ fooError_t Scheduler::enqueue_and_wait(Lock& lock, Stream* s, Command c) {
   record.marker = m;
   push(s, std::move(record));
   host_wait(lock, false, [&m] { return m->done; });
+  if (race::on()) race::on_host_waited_stream(s);  // the host waited for everything queued on s
   return report(s->pending_error);
 }
 
@@ -302,6 +325,7 @@ fooError_t Scheduler::record_event(Event* e, Stream* s) {
   c.marker = std::make_shared<Marker>();
   e->latest = c.marker;
   push(s, std::move(c));
+  if (race::on()) race::on_record(e, s);
   return fooSuccess;
 }
 
@@ -313,6 +337,8 @@ fooError_t Scheduler::wait_event(Stream* s, Event* e) {
   bool handled = false;
   fooError_t captured = capture_wait(s, e, live_capture_of(e), &handled);
   if (handled) return captured;
+  // Even a record that already completed orders the work queued after this.
+  if (race::on()) race::on_wait(s, e);
   const MarkerPtr& m = e->latest;
   // A completed record still has its unreported failure to hand on, in
   // stream order; otherwise there is nothing to wait for.
@@ -332,6 +358,7 @@ fooError_t Scheduler::query_event(Event* e) {
   const MarkerPtr& m = e->latest;
   if (!m) return fooSuccess;
   if (!m->done) return fooErrorNotReady;
+  if (race::on()) race::on_host_waited_event(e);
   return report_for(e, m->error);
 }
 
@@ -345,6 +372,10 @@ fooError_t Scheduler::synchronize_event(Event* e) {
   MarkerPtr m = e->latest;
   if (!m) return fooSuccess;
   host_wait(lock, (e->flags & fooEventBlockingSync) != 0, [&m] { return m->done; });
+  if (race::on()) {
+    race::on_host_waited_event(e);
+    if (fooError_t err = race::take_deferred()) return err;
+  }
   return report_for(e, m->error);
 }
 

@@ -26,6 +26,7 @@
 #include "foo_sim/foo_runtime.h"
 #include "graph_capture.h"
 #include "profiler.h"
+#include "race_clock.h"
 
 namespace foo_sim {
 
@@ -89,6 +90,10 @@ struct fooStream_st {
   foo_sim::CapturePtr capture;
   int capture_lane = 0;
   std::vector<foo_sim::NodeId> frontier;
+  // The race detector's number for the stream, valid in its generation
+  // (race_detector.h).
+  int race_index = -1;
+  uint64_t race_generation = 0;
 };
 
 struct fooEvent_st {
@@ -99,6 +104,10 @@ struct fooEvent_st {
   // stands for those captured nodes, not for `latest`.
   std::weak_ptr<foo_sim::Capture> captured_in;
   std::vector<foo_sim::NodeId> captured_frontier;
+  // The recording stream's vector clock at the latest record, while the
+  // race detector is on (race_detector.h).
+  std::shared_ptr<const foo_sim::race::VectorClock> race_clock;
+  uint64_t race_generation = 0;
 };
 
 namespace foo_sim {

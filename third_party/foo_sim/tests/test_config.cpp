@@ -65,6 +65,13 @@ TEST(malformed_copy_threads) {  // FOO_SIM_COPY_THREADS=0
   CHECK_DETAIL_HAS("1 to 256");
 }
 
+TEST(malformed_race_check) {  // FOO_SIM_RACE_CHECK=maybe
+  int count = -1;
+  CHECK_ERR(fooGetDeviceCount(&count), fooErrorInitializationError);
+  CHECK_DETAIL_HAS("FOO_SIM_RACE_CHECK='maybe'");
+  CHECK_DETAIL_HAS("warn or raise");
+}
+
 TEST(memory_units) {  // FOO_SIM_DEVICE_MEMORY=512MiB
   fooDeviceProp prop;
   CHECK_OK(fooGetDeviceProperties(&prop, 0));

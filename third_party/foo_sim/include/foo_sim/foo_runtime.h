@@ -47,6 +47,8 @@
  *  FOO_SIM_DEVICE_EXECUTORS  executor threads per device (default 4)
  *  FOO_SIM_LAUNCH_BLOCKING   1: every launch completes before it returns
  *  FOO_SIM_LAUNCH_DELAY_US   every launched function starts N us late
+ *  FOO_SIM_RACE_CHECK        the stream race detector (foo_race.h): 0 (off,
+ *                            default), 1 or warn (record races), raise
  */
 #ifndef FOO_SIM_FOO_RUNTIME_H
 #define FOO_SIM_FOO_RUNTIME_H
@@ -85,7 +87,9 @@ typedef enum fooError {
   fooErrorStreamCaptureUnmatched = 903,   /* no capture begun on the stream */
   fooErrorStreamCaptureUnjoined = 904,    /* a forked stream not joined back */
   fooErrorStreamCaptureIsolation = 905,   /* a dependency across the capture's edge */
-  fooErrorStreamCaptureWrongThread = 908  /* ended from another thread */
+  fooErrorStreamCaptureWrongThread = 908, /* ended from another thread */
+  /* The race detector (foo_sim/foo_race.h) in raise mode. */
+  fooErrorRaceDetected = 950
 } fooError_t;
 
 typedef struct fooStream_st* fooStream_t;

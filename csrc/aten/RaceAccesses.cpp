@@ -1,0 +1,207 @@
+#include "aten/RaceAccesses.h"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <ATen/Tensor.h>
+#include <ATen/core/function_schema.h>
+#include <ATen/record_function.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+#include <foo_sim/foo_race.h>
+
+#include "runtime/FooRace.h"
+
+namespace foo::aten {
+namespace {
+
+std::atomic<RaceSiteProvider> g_site{nullptr};
+std::mutex g_hook_mutex;
+at::CallbackHandle g_handle = at::INVALID_CALLBACK_HANDLE;
+
+// Which arguments an operator writes, from its schema's alias annotations.
+struct OpInfo {
+  std::vector<bool> writes;
+  std::string name;  // "aten::add_.Tensor"
+  // Touches no data: a view (a result aliases an argument without writing
+  // it: as_strided, expand, narrow) or an operator that reads only
+  // metadata. No launch follows, and on the host it is no access.
+  bool metadata_only = false;
+};
+
+bool reads_only_metadata(const std::string& name) {
+  static const char* const kNames[] = {"aten::empty_like", "aten::new_empty", "aten::new_empty_strided",
+                                       "aten::is_pinned", "aten::set_", "aten::record_stream",
+                                       "aten::_has_same_storage_numel", "aten::is_same_size", "aten::size",
+                                       "aten::stride", "aten::sym_size", "aten::sym_stride", "aten::detach_"};
+  for (const char* n : kNames) {
+    if (name.compare(0, std::strlen(n), n) == 0 && (name.size() == std::strlen(n) || name[std::strlen(n)] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const OpInfo* op_info(const at::RecordFunction& fn) {
+  // Per thread: no lock on the hot path; an operator's schema never changes.
+  thread_local std::unordered_map<std::string, std::unique_ptr<OpInfo>> cache;
+  std::optional<c10::OperatorName> name = fn.operator_name();
+  if (!name) return nullptr;
+  std::string key = name->overload_name.empty() ? name->name : name->name + "." + name->overload_name;
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second.get();
+  auto info = std::make_unique<OpInfo>();
+  info->name = key;
+  if (std::optional<c10::FunctionSchema> schema = fn.operator_schema()) {
+    for (const c10::Argument& a : schema->arguments()) info->writes.push_back(a.alias_info() && a.alias_info()->isWrite());
+    for (const c10::Argument& r : schema->returns()) {
+      if (r.alias_info() && !r.alias_info()->isWrite()) info->metadata_only = true;
+    }
+  }
+  info->metadata_only = info->metadata_only || reads_only_metadata(info->name);
+  return cache.emplace(std::move(key), std::move(info)).first->second.get();
+}
+
+std::string describe(const at::Tensor& t) {
+  std::string out(c10::getDtypeNames(t.scalar_type()).first);
+  out += "[";
+  for (int64_t i = 0; i < t.dim(); ++i) out += (i ? ", " : "") + std::to_string(t.size(i));
+  return out + "]";
+}
+
+// The bytes a (strided) tensor spans; false for tensors without memory.
+bool span_of(const at::Tensor& t, const char** begin, size_t* bytes) {
+  if (!t.defined() || t.is_sparse() || t.is_sparse_csr() || !t.has_storage() || t.numel() == 0) return false;
+  const char* base = static_cast<const char*>(t.const_data_ptr());
+  if (base == nullptr) return false;
+  int64_t lo = 0, hi = 0;
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    int64_t extent = (t.size(i) - 1) * t.stride(i);
+    (extent < 0 ? lo : hi) += extent;
+  }
+  size_t item = t.element_size();
+  *begin = base + lo * static_cast<int64_t>(item);
+  *bytes = static_cast<size_t>(hi - lo) * item + item;
+  return true;
+}
+
+struct Gathered {
+  std::vector<at::Tensor> tensors;
+  std::vector<bool> writes;
+  bool any_foo = false;
+};
+
+void gather(const c10::IValue& v, bool write, Gathered& g) {
+  auto add = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    g.any_foo = g.any_foo || t.device().type() == c10::DeviceType::PrivateUse1;
+    g.tensors.push_back(t);
+    g.writes.push_back(write);
+  };
+  if (v.isTensor()) {
+    add(v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorVector()) add(t);
+  } else if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) {
+      if (e.isTensor()) add(e.toTensor());
+    }
+  }
+}
+
+std::string site() {
+  RaceSiteProvider provider = g_site.load(std::memory_order_relaxed);
+  return provider ? provider() : std::string();
+}
+
+// What an operator declared on top of: restored when it returns.
+struct Declared final : at::ObserverContext {
+  explicit Declared(fooRaceMark m) : mark(m) {}
+  fooRaceMark mark;
+};
+
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
+  if (fooRaceOnExecutorThread() || fooRaceGetMode() == fooRaceModeOff) return nullptr;
+  const OpInfo* info = op_info(fn);
+  if (info == nullptr || info->metadata_only) return nullptr;
+  Gathered g;
+  c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) gather(inputs[i], i < info->writes.size() && info->writes[i], g);
+  if (g.tensors.empty()) return nullptr;
+  if (g.any_foo) {
+    // A foo operator: its foo tensors are the accesses of its launch.
+    std::vector<std::string> whats;
+    std::vector<fooRaceAccess> accesses;
+    whats.reserve(g.tensors.size());
+    for (size_t i = 0; i < g.tensors.size(); ++i) {
+      const at::Tensor& t = g.tensors[i];
+      const char* begin;
+      size_t bytes;
+      if (t.device().type() != c10::DeviceType::PrivateUse1 || !span_of(t, &begin, &bytes)) continue;
+      whats.push_back(describe(t));
+      accesses.push_back(fooRaceAccess{begin, bytes, g.writes[i] ? 1 : 0, nullptr});
+    }
+    for (size_t i = 0; i < accesses.size(); ++i) accesses[i].what = whats[i].c_str();
+    if (accesses.empty()) return nullptr;
+    auto declared = std::make_unique<Declared>(fooRaceGetMark());
+    fooRaceDeclare(accesses.data(), accesses.size(), info->name.c_str(), site().c_str());
+    return declared;
+  }
+  // A CPU operator: the host touches its tensors now. Pinned buffers of
+  // asynchronous copies, and CPU aliases of foo memory (the fallback's
+  // synchronous path), can be in queued work's way; pageable memory cannot
+  // (pageable copies block the host).
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    const at::Tensor& t = g.tensors[i];
+    const char* begin;
+    size_t bytes;
+    if (!t.is_cpu() || !span_of(t, &begin, &bytes)) continue;
+    fooPointerAttributes attributes;
+    if (fooPointerGetAttributes(&attributes, begin) != fooSuccess || attributes.type == fooMemoryTypeUnregistered) {
+      continue;
+    }
+    // The race (raise mode) fails the thread's next foo call: a callback
+    // cannot raise.
+    fooRaceHostAccess(begin, bytes, g.writes[i] ? 1 : 0, describe(t).c_str(), info->name.c_str(), site().c_str());
+  }
+  return nullptr;
+}
+
+void on_op_end(const at::RecordFunction&, at::ObserverContext* context) {
+  if (fooRaceOnExecutorThread()) return;
+  // Declared accesses that no launch took (views, metadata-only operators)
+  // must not be attributed to a later, unrelated launch; an enclosing
+  // operator's stay for its own launch.
+  if (context != nullptr) fooRaceRestoreMark(static_cast<Declared*>(context)->mark);
+  if (fooRaceGetMode() != fooRaceModeWarn) return;
+  std::vector<std::string> messages;
+  fooRaceTakeNewReports(
+      [](const fooRaceReport* r, void* out) {
+        static_cast<std::vector<std::string>*>(out)->push_back(race_message(*r));
+      },
+      &messages);
+  for (const std::string& m : messages) TORCH_WARN(m);
+}
+
+}  // namespace
+
+void set_race_site_provider(RaceSiteProvider provider) { g_site.store(provider); }
+
+void sync_race_hooks() {
+  std::lock_guard<std::mutex> lock(g_hook_mutex);
+  bool on = fooRaceGetMode() != fooRaceModeOff;
+  if (on && g_handle == at::INVALID_CALLBACK_HANDLE) {
+    g_handle = at::addGlobalCallback(
+        at::RecordFunctionCallback(&on_op_start, &on_op_end).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+  } else if (!on && g_handle != at::INVALID_CALLBACK_HANDLE) {
+    at::removeCallback(g_handle);
+    g_handle = at::INVALID_CALLBACK_HANDLE;
+  }
+}
+
+}  // namespace foo::aten

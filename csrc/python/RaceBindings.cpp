@@ -1,0 +1,117 @@
+// torch.foo.race_check / race_reports: foo_sim's stream race detector.
+#include <string>
+
+#include <torch/csrc/Exceptions.h>
+
+#include "aten/RaceAccesses.h"
+#include "python/Bindings.h"
+#include "runtime/FooException.h"
+#include "runtime/FooRace.h"
+
+// After Bindings.h, which brings in Python.h.
+#include <frameobject.h>
+
+namespace py = pybind11;
+
+namespace foo::python {
+namespace {
+
+PyObject* g_race_error = nullptr;  // torch_foo.RaceError, set by the package
+
+std::string dir_of(const char* package) {
+  return py::module::import("os.path").attr("dirname")(py::module::import(package).attr("__file__")).cast<std::string>() +
+         "/";
+}
+
+// The user's line: the innermost frame outside torch and torch_foo. Only
+// on threads that run Python code (torch releases the GIL around operators,
+// so it is taken back here): the autograd engine's threads have no Python
+// frame to report, and taking the GIL there for every operator would
+// serialize them.
+std::string race_site() {
+  if (!Py_IsInitialized() || PyGILState_GetThisThreadState() == nullptr) return {};
+  py::gil_scoped_acquire gil;
+  static const std::string torch_dir = dir_of("torch");
+  static const std::string foo_dir = dir_of("torch_foo");
+  PyFrameObject* frame = PyEval_GetFrame();
+  Py_XINCREF(frame);
+  std::string site;
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    const char* name = PyUnicode_AsUTF8(code->co_filename);
+    std::string file = name ? name : "";
+    Py_DECREF(code);
+    if (file.rfind(torch_dir, 0) != 0 && file.rfind(foo_dir, 0) != 0 && file.rfind("<frozen", 0) != 0) {
+      site = file + ":" + std::to_string(PyFrame_GetLineNumber(frame));
+      Py_DECREF(frame);
+      break;
+    }
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  if (PyErr_Occurred()) PyErr_Clear();
+  return site;
+}
+
+// Raise mode: torch_foo.RaceError, through torch's error handling.
+void throw_race(const std::string& message) {
+  if (g_race_error == nullptr || !Py_IsInitialized()) return;  // the caller throws a c10::Error
+  py::gil_scoped_acquire gil;
+  PyErr_SetString(g_race_error, message.c_str());
+  throw python_error();
+}
+
+py::dict side(const fooRaceSide& s) {
+  py::dict d;
+  d["op"] = s.op;
+  d["access"] = s.write ? "write" : "read";
+  d["tensor"] = s.what;
+  d["site"] = s.site;
+  d["device"] = s.device < 0 ? py::object(py::none()) : py::object(py::str("foo:" + std::to_string(s.device)));
+  d["stream"] = s.device < 0 ? py::object(py::none()) : py::object(py::int_(reinterpret_cast<uintptr_t>(s.handle)));
+  d["default_stream"] = s.isDefaultStream != 0;
+  return d;
+}
+
+}  // namespace
+
+void bind_race(py::module& m) {
+  m.def("_race_set_error_type", [](py::object type) {
+    Py_XINCREF(type.ptr());
+    g_race_error = type.ptr();
+  });
+  m.def("_race_set_mode", [](int mode) {
+    FOO_CHECK(fooRaceSetMode(static_cast<fooRaceMode>(mode)));
+    aten::sync_race_hooks();
+  });
+  m.def("_race_get_mode", [] {
+    fooRaceMode mode = fooRaceGetMode();
+    aten::sync_race_hooks();  // FOO_SIM_RACE_CHECK may have turned it on
+    return static_cast<int>(mode);
+  });
+  m.def("_race_reports", [] {
+    py::list out;
+    fooRaceGetReports(
+        [](const fooRaceReport* r, void* p) {
+          py::dict d;
+          d["kind"] = r->kind == fooRaceKindUseAfterFree ? "use after free"
+                      : r->kind == fooRaceKindHost        ? "host"
+                                                          : "unordered";
+          d["first"] = side(r->first);
+          d["second"] = side(r->second);
+          d["bytes"] = r->bytes;
+          d["count"] = r->count;
+          d["fix"] = race_fix(*r);
+          d["message"] = race_message(*r);
+          static_cast<py::list*>(p)->append(std::move(d));
+        },
+        &out);
+    return out;
+  });
+  m.def("_race_clear_reports", [] { fooRaceClearReports(); });
+  set_race_thrower(&throw_race);
+  aten::set_race_site_provider(&race_site);
+}
+
+}  // namespace foo::python

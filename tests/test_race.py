@@ -1,0 +1,267 @@
+"""The stream race detector (torch.foo.race_check): the races it must find,
+what a report says, and the correct patterns it must not flag."""
+
+import inspect
+import warnings
+
+import pytest
+import torch
+
+import torch_foo
+
+from conftest import run_python_json
+
+
+def line_of(marker: str) -> int:
+    """The line of this file that holds ``marker`` (in a comment)."""
+    source, start = inspect.getsourcelines(inspect.getmodule(line_of))
+    for i, text in enumerate(source):
+        if marker in text and "line_of(" not in text:
+            return start + i if start else i + 1
+    raise AssertionError(marker)
+
+
+def here() -> str:
+    return __file__
+
+
+@pytest.fixture
+def race(foo):
+    """torch.foo with the detector off before and after the test."""
+    foo.set_race_check("off")
+    foo.clear_race_reports()
+    yield foo
+    foo.synchronize(0)
+    foo.set_race_check("off")
+
+
+def test_race_error_is_a_runtime_error():
+    assert issubclass(torch_foo.RaceError, RuntimeError)
+    assert torch.foo.RaceError is torch_foo.RaceError
+
+
+def test_side_stream_reads_default_output_without_wait_stream(race):
+    s = race.Stream()
+    with race.race_check("raise"):
+        x = torch.ones(1 << 12, device="foo")
+        x.mul_(3)  # R1-write
+        with race.stream(s):
+            with pytest.raises(torch_foo.RaceError) as info:
+                x.sum()  # R1-read
+    message = str(info.value)
+    assert f"{here()}:{line_of('R1-write')}" in message
+    assert f"{here()}:{line_of('R1-read')}" in message
+    assert "aten::mul_" in message and "aten::sum" in message
+    assert "float32[4096]" in message and "write" in message and "read" in message
+    assert f"wait_stream(s)` before line {line_of('R1-read')} of {here()}" in message
+    (report,) = race.race_reports()
+    assert report["kind"] == "unordered"
+    assert report["first"]["access"] == "write" and report["second"]["access"] == "read"
+    assert report["first"]["default_stream"] and report["second"]["stream"] == s.foo_stream
+    assert report["first"]["device"] == report["second"]["device"] == "foo:0"
+
+
+def test_default_stream_reads_side_output_without_wait(race):
+    s = race.Stream()
+    with race.race_check("raise"):
+        x = torch.zeros(256, device="foo")
+        s.wait_stream(race.current_stream())  # x's fill comes before s's work
+        with race.stream(s):
+            x.add_(1)  # R2-write
+        with pytest.raises(torch_foo.RaceError, match="wait_stream"):
+            x * 2  # R2-read
+        # The correct pattern passes.
+        race.current_stream().wait_stream(s)
+        assert (x * 2).sum().item() == 512
+
+
+def test_two_streams_write_one_buffer(race):
+    s = race.Stream()
+    with race.race_check("raise"):
+        x = torch.zeros(1024, device="foo")
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            x[:600].fill_(1)
+        with pytest.raises(torch_foo.RaceError):
+            x[500:].fill_(2)  # overlaps [500, 600)
+        # Disjoint halves of one buffer do not race.
+        x[600:].fill_(2)
+    assert race.race_reports()[0]["first"]["access"] == race.race_reports()[0]["second"]["access"] == "write"
+
+
+def test_free_without_record_stream_then_reuse_on_another_stream(race):
+    s = race.Stream()
+    n = 1 << 18  # one large block, reused at once by the next allocation of its size
+    with race.race_check("raise"):
+        x = torch.ones(n, device="foo")
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            y = x * 2  # R4-use
+        address = x.data_ptr()
+        del x  # no x.record_stream(s): the block goes back to the default stream at once
+        with pytest.raises(torch_foo.RaceError) as info:
+            z = torch.empty(n, device="foo")
+            assert z.data_ptr() == address
+            z.fill_(5)  # R4-reuse
+    message = str(info.value)
+    assert "record_stream(s)" in message
+    assert f"{here()}:{line_of('R4-use')}" in message and f"{here()}:{line_of('R4-reuse')}" in message
+    assert race.race_reports()[0]["kind"] == "use after free"
+    del y
+
+
+def test_record_stream_protects_the_free(race):
+    s = race.Stream()
+    n = 1 << 18
+    with race.race_check("raise"):
+        x = torch.ones(n, device="foo")
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            y = x * 2
+        x.record_stream(s)
+        del x
+        z = torch.empty(n, device="foo")
+        z.fill_(5)
+        race.synchronize()
+        assert y.sum().item() == 2 * n
+    assert race.race_reports() == []
+
+
+def test_host_overwrites_pinned_memory_before_the_copy_ran(race):
+    s = race.Stream()
+    src = torch.full((1 << 16,), 2.0).pin_memory()
+    with race.race_check("raise"):
+        with race.stream(s):
+            dst = src.to("foo", non_blocking=True)  # R5-copy
+        src.fill_(7)  # R5-host: the copy may not have read it yet
+        with pytest.raises(torch_foo.RaceError) as info:
+            race.synchronize()
+    message = str(info.value)
+    assert f"{here()}:{line_of('R5-copy')}" in message and f"{here()}:{line_of('R5-host')}" in message
+    assert "synchronize" in message
+    (report,) = race.race_reports()
+    assert report["kind"] == "host" and report["second"]["device"] is None
+    # Synchronizing first is correct.
+    race.clear_race_reports()
+    with race.race_check("raise"):
+        with race.stream(s):
+            dst = src.to("foo", non_blocking=True)
+        s.synchronize()
+        src.fill_(1)
+    assert race.race_reports() == []
+    del dst
+
+
+def test_warn_mode_warns_once_per_pair_of_sites(race):
+    s = race.Stream()
+    x = torch.ones(64, device="foo")
+    with race.race_check("warn"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            x.add_(1)
+            with race.stream(s):
+                x.sum()
+    race.synchronize()
+    races = [w for w in caught if "stream race" in str(w.message)]
+    assert len(races) == 2  # read after write, and the next iteration's write after read
+    counts = sorted(r["count"] for r in race.race_reports())
+    assert counts == [2, 3]
+
+
+def test_off_is_off(race):
+    s = race.Stream()
+    assert race.race_check_mode() == "off"
+    x = torch.ones(64, device="foo")
+    with race.stream(s):
+        x.sum()
+    x.add_(1)
+    assert race.race_reports() == []
+    with pytest.raises(ValueError):
+        with race.race_check("sometimes"):
+            pass
+
+
+def test_events_across_devices_are_accepted(race):
+    with race.race_check("raise"):
+        with race.device(1):
+            a = torch.ones(1024, device="foo:1")
+            a.mul_(2)
+            done = race.Event()
+            done.record()
+        with race.device(0):
+            race.current_stream().wait_event(done)
+            b = a.to("foo:0")
+            race.current_stream(1).wait_stream(race.current_stream(0))
+            a.add_(1)
+        race.synchronize(0)
+        race.synchronize(1)
+    assert race.race_reports() == []
+    assert b.sum().item() == 2048
+
+
+def test_autograd_backward_on_a_side_stream(race):
+    s = race.Stream()
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 8)).to("foo")
+    x = torch.randn(16, 32, device="foo")
+    with race.race_check("raise"):
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            loss = model(x).square().mean()
+            loss.backward()
+        race.current_stream().wait_stream(s)
+        total = sum(p.grad.sum() for p in model.parameters())
+        total.item()
+    assert race.race_reports() == []
+
+
+def test_optimizer_foreach_step(race):
+    model = torch.nn.Linear(64, 64).to("foo")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+    with race.race_check("raise"):
+        for _ in range(3):
+            opt.zero_grad()
+            model(torch.randn(8, 64, device="foo")).sum().backward()
+            opt.step()
+        race.synchronize()
+    assert race.race_reports() == []
+
+
+def test_dataloader_pinned_copies(race):
+    dataset = torch.utils.data.TensorDataset(torch.randn(64, 16), torch.arange(64))
+    loader = torch.utils.data.DataLoader(dataset, batch_size=8, pin_memory=True, pin_memory_device="foo")
+    total = torch.zeros((), device="foo")
+    with race.race_check("raise"):
+        for features, labels in loader:
+            features = features.to("foo", non_blocking=True)
+            labels = labels.to("foo", non_blocking=True)
+            total += features.sum() + labels.sum()
+        race.synchronize()
+    assert race.race_reports() == []
+
+
+def test_collective_not_ordered_with_its_input(tmp_path):
+    out = run_python_json(f"""
+        import json, torch, torch.distributed as dist, torch_foo
+        foo = torch.foo
+        dist.init_process_group("fooccl", init_method="file://{tmp_path}/store", rank=0, world_size=1)
+        out = {{}}
+        with foo.race_check("raise"):
+            s = foo.Stream()
+            x = torch.zeros(1024, device="foo")
+            s.wait_stream(foo.current_stream())
+            with foo.stream(s):
+                x.add_(1)
+            try:
+                dist.all_reduce(x)  # on the default stream: nothing orders it after s's add_
+                out["raised"] = None
+            except torch_foo.RaceError as e:
+                out["raised"] = str(e)
+            foo.current_stream().wait_stream(s)
+            dist.all_reduce(x)
+            out["value"] = x.sum().item()
+        out["reports"] = len(foo.race_reports())
+        dist.destroy_process_group()
+        print(json.dumps(out))
+    """)
+    assert "aten::add_" in out["raised"] and "wait_stream(s)" in out["raised"]
+    assert out["value"] == 1024 and out["reports"] == 1

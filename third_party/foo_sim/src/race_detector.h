@@ -1,0 +1,78 @@
+// The stream race detector behind foo_race.h.
+//
+// Design: vector clocks, as in the classic happens-before race detectors
+// (DJIT+, FastTrack), with streams in the place of threads.
+//  - Each stream has a clock (race_clock.h). A launch ticks the stream's own
+//    entry: the launch's epoch is (stream, n).
+//  - fooEventRecord snapshots the stream's clock into the event;
+//    fooStreamWaitEvent joins the snapshot into the waiting stream's clock.
+//  - The host has a clock too. A host synchronization joins what it waited
+//    for (a stream's clock, an event's snapshot, every stream of a device)
+//    into it, and every stream joins the host's clock before its next
+//    launch, record or wait: work queued after a synchronization is ordered
+//    after what the synchronization covered.
+//  - Shadow memory (race_shadow.h) keeps the last write and the reads since
+//    of every touched byte range with their epochs. An access conflicts with
+//    an earlier one to overlapping bytes, at least one a write, unless the
+//    earlier epoch is covered by the clock of the stream making the new one.
+//  - Host accesses (fooRaceHostAccess) are checked against the host's
+//    clock and not recorded: every later launch is ordered after them by
+//    the host's program order.
+// All clocks describe the order the program guarantees at submission, not
+// the order work ran in, so the verdict does not depend on timing.
+//
+// Costs while on: one clock join when the host clock changed, an O(log n)
+// map search per access, a clock copy per event record; clocks grow with
+// the number of streams used since the detector was turned on.
+//
+// Limits: several host threads count as one host (a synchronization by one
+// orders the next launches of all); graph captures and replays are ignored;
+// a kernel's accesses are what its launcher declared.
+//
+// Locking: the hooks below are called by the scheduler with its mutex held
+// and take the detector's own mutex inside it (never the other way round).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+
+#include "foo_sim/foo_race.h"
+#include "foo_sim/foo_runtime.h"
+
+struct fooStream_st;
+struct fooEvent_st;
+
+namespace foo_sim {
+struct Device;
+}
+
+namespace foo_sim::race {
+
+extern std::atomic<int> g_mode;
+// The one branch the launch path pays while the detector is off.
+inline bool on() { return g_mode.load(std::memory_order_relaxed) != fooRaceModeOff; }
+
+// Reads FOO_SIM_RACE_CHECK once (from the runtime's configuration).
+void set_initial_mode(fooRaceMode mode);
+
+// ---- scheduler hooks, with the scheduler's mutex held
+// A launch on `s` (not capturing) with the calling thread's declared
+// accesses; fooErrorRaceDetected in raise mode (then nothing is recorded
+// and the caller must not queue the work).
+fooError_t on_launch(fooStream_st* s);
+void on_record(fooEvent_st* e, fooStream_st* s);
+void on_wait(fooStream_st* s, fooEvent_st* e);
+void on_host_waited_stream(fooStream_st* s);
+void on_host_waited_event(fooEvent_st* e);
+void on_host_waited_device(const Device* d);
+// A race the calling thread found on the host side (fooRaceHostAccess in
+// raise mode) and has not failed a call with yet.
+fooError_t take_deferred();
+
+// ---- without the scheduler's mutex
+// A copy or memset's own range, for the calling thread's next launch.
+void declare_own(const void* ptr, size_t bytes, bool write, const char* op);
+// fooFree / fooFreeHost: the memory is gone.
+void forget(const void* ptr, size_t bytes);
+
+}  // namespace foo_sim::race
