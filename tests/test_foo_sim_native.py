@@ -1,6 +1,6 @@
 """Builds foo_sim on its own with CMake and runs its C++ tests with ctest,
-plain and under AddressSanitizer and ThreadSanitizer; and builds a separate
-project against the installed foo_sim package."""
+plain and under AddressSanitizer and ThreadSanitizer; the plain build is
+then installed and a separate project is built against the package."""
 
 import os
 import shutil
@@ -27,8 +27,8 @@ def _configure_and_build(build_dir: Path, *options: str) -> None:
 
 @pytest.mark.parametrize("sanitizer", ["", "address", "thread"])
 def test_foo_sim_ctest(tmp_path, sanitizer):
-    build = tmp_path / "build"
-    _configure_and_build(build, f"-DFOO_SIM_SANITIZER={sanitizer}")
+    build, prefix = tmp_path / "build", tmp_path / "prefix"
+    _configure_and_build(build, f"-DFOO_SIM_SANITIZER={sanitizer}", f"-DCMAKE_INSTALL_PREFIX={prefix}")
     env = dict(os.environ)
     if sanitizer == "address":
         env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
@@ -37,11 +37,12 @@ def test_foo_sim_ctest(tmp_path, sanitizer):
     out = _run(["ctest", "--test-dir", build, "--output-on-failure", "--parallel", "4"], env=env)
     assert "100% tests passed" in out
     assert "WARNING: ThreadSanitizer" not in out and "ERROR: AddressSanitizer" not in out
+    if not sanitizer:
+        _check_installed_package_works_with_find_package(build, prefix, tmp_path)
 
 
-def test_installed_package_works_with_find_package(tmp_path):
-    build, prefix = tmp_path / "build", tmp_path / "prefix"
-    _configure_and_build(build, "-DFOO_SIM_BUILD_TESTS=OFF", f"-DCMAKE_INSTALL_PREFIX={prefix}")
+def _check_installed_package_works_with_find_package(build, prefix, tmp_path):
+    """The plain build, installed, serves a separate project through find_package(foo_sim)."""
     _run(["cmake", "--install", build])
     consumer_build = tmp_path / "consumer"
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []

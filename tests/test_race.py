@@ -89,6 +89,33 @@ def test_two_streams_write_one_buffer(race):
     assert race.race_reports()[0]["first"]["access"] == race.race_reports()[0]["second"]["access"] == "write"
 
 
+def test_graph_replay_not_ordered_with_its_input(race):
+    x = torch.ones(1000, device="foo")
+    s = race.Stream()
+    with race.race_check("warn"):
+        g = race.FooGraph()
+        with race.graph(g):
+            y = x * 2  # R9-captured
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            x.fill_(3)  # R9-write
+        g.replay()  # reads x on the default stream, not ordered after s's fill
+        race.synchronize()
+        (report,) = race.race_reports()
+        assert report["first"]["op"].startswith("aten::fill_") and report["first"]["access"] == "write"
+        assert report["second"]["op"].startswith("graph replay: aten::mul")
+        assert report["second"]["access"] == "read"
+        assert f"{here()}:{line_of('R9-captured')}" in report["second"]["site"]
+        # Ordered, the same replay is no race; and it really read the new x.
+        race.clear_race_reports()
+        with race.stream(s):
+            x.fill_(4)
+        race.current_stream().wait_stream(s)
+        g.replay()
+        assert y.sum().item() == 8000
+        assert race.race_reports() == []
+
+
 def test_free_without_record_stream_then_reuse_on_another_stream(race):
     s = race.Stream()
     n = 1 << 18  # one large block, reused at once by the next allocation of its size

@@ -2,8 +2,8 @@
 race detector on (FOO_SIM_RACE_CHECK=1): not one report.
 
 A second pytest run in a subprocess over the stream, event, allocator,
-training, compute, autograd, tensor-copy, DataLoader and host-sync tests
-(about 40 s on two cores); the Python children some tests start are
+training, compute and graph tests (the autograd, DataLoader and optimizer
+patterns are in tests/test_race.py); the Python children some tests start are
 checked too (conftest.run_python collects their reports). Left out: the
 tests that demonstrate a missing synchronization on purpose (the detector
 finds it: tests/test_race.py covers that), one that asserts line numbers
@@ -19,8 +19,7 @@ import sys
 from conftest import _ROOT
 
 FILES = ["tests/test_streams.py", "tests/test_events.py", "tests/test_allocator.py", "tests/test_training.py",
-         "tests/test_compute.py", "tests/test_autograd.py", "tests/test_tensors.py", "tests/test_serialization.py",
-         "tests/test_host_sync.py"]
+         "tests/test_compute.py", "tests/test_graphs.py"]
 LEFT_OUT = [
     "test_missing_synchronization_is_real",  # a side stream reads without wait_stream, on purpose
     "test_non_blocking_copy_to_pinned_memory_is_asynchronous",  # reads pinned memory before the copy, on purpose

@@ -14,6 +14,10 @@
 
 namespace foo_sim {
 
+namespace race {
+struct CapturedAccesses;  // race_detector.h
+}
+
 using NodeId = uint32_t;
 
 struct GraphNode {
@@ -30,6 +34,8 @@ struct GraphNode {
   fooMemcpyKind memcpy_kind = fooMemcpyDefault;
   int lane = 0;               // the capturing stream it was queued on (index)
   std::vector<NodeId> deps;   // nodes that must complete before it runs
+  // What it reads and writes, when it was captured with the race detector on.
+  std::shared_ptr<const race::CapturedAccesses> race_accesses;
 };
 
 struct GraphData {

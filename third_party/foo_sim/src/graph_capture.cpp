@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "error.h"
+#include "race_detector.h"
 #include "scheduler.h"
 
 namespace foo_sim {
@@ -188,6 +189,7 @@ fooError_t Scheduler::capture_node(Stream* s, GraphNode& node, const char* what)
                        what, c.id, c.reason.c_str(), static_cast<void*>(c.origin)));
   }
   profiler::current_label(&node.kind, &node.name, &node.bytes, &node.memcpy_kind);
+  if (race::on()) node.race_accesses = race::take_captured();
   node.lane = s->capture_lane;
   node.deps = s->frontier;
   auto id = static_cast<NodeId>(c.graph->nodes.size());

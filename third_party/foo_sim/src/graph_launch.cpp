@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "error.h"
+#include "race_detector.h"
 #include "scheduler.h"
 
 namespace foo_sim {
@@ -90,6 +91,9 @@ fooError_t Scheduler::launch_graph(Stream* s, const GraphDataPtr& graph, const s
     return fail(fooErrorInvalidValue,
                 format("fooGraphLaunch: the graph was captured on foo device %d but stream %p belongs to foo device %d",
                        graph->device, static_cast<void*>(s), s->device->index));
+  }
+  if (race::on()) {
+    if (fooError_t e = race::on_replay(s, *graph)) return e;
   }
   auto command = [](Command::Kind kind, MarkerPtr m) {
     Command c;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "error.h"
+#include "graph.h"
 #include "race_clock.h"
 #include "race_shadow.h"
 #include "race_state.h"
@@ -224,6 +225,78 @@ fooError_t on_launch(fooStream_st* s) {
     for (const auto& r : declared.ranges) {
       if (r.write != (pass == 1)) continue;
       st.shadow.record(r.begin, r.end, Access{n, epoch, info_for(r.what, r.write)}, r.write);
+    }
+  }
+  return fooSuccess;
+}
+
+struct CapturedAccesses {
+  struct Range {
+    uintptr_t begin, end;
+    bool write;
+    std::string what, op, site;  // the captured operator, and where the host was when it was captured
+  };
+  std::vector<Range> ranges;
+};
+
+std::shared_ptr<const CapturedAccesses> take_captured() {
+  Declared declared = std::move(t_declared);
+  t_declared = Declared();
+  ++t_launches;  // taken: nested declarers' marks drop nothing more
+  if (declared.generation != state().generation_snapshot() || declared.ranges.empty()) return nullptr;
+  // Allocations in a capture come from the graph's private pool, which only
+  // the graph uses: they are not hand-overs to check.
+  std::string op = declared.names.empty() ? declared.op : declared.names.back().op;
+  std::string site = declared.names.empty() ? std::string() : declared.names.back().site;
+  auto captured = std::make_shared<CapturedAccesses>();
+  for (auto& r : declared.ranges) captured->ranges.push_back({r.begin, r.end, r.write, std::move(r.what), op, site});
+  return captured;
+}
+
+fooError_t on_replay(fooStream_st* s, const GraphData& graph) {
+  std::vector<const CapturedAccesses::Range*> ranges;
+  for (const GraphNode& node : graph.nodes) {
+    if (!node.race_accesses) continue;
+    for (const auto& r : node.race_accesses->ranges) ranges.push_back(&r);
+  }
+  // One access per range, a write if any node writes it.
+  std::sort(ranges.begin(), ranges.end(), [](const auto* a, const auto* b) {
+    return a->begin != b->begin ? a->begin < b->begin : (a->end != b->end ? a->end < b->end : a->write > b->write);
+  });
+  ranges.erase(std::unique(ranges.begin(), ranges.end(),
+                           [](const auto* a, const auto* b) { return a->begin == b->begin && a->end == b->end; }),
+               ranges.end());
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mutex);
+  int n = st.stream_number(s);
+  StreamState& ss = st.streams[n];
+  uint64_t epoch = ss.clock.get(n) + 1;
+  auto info_for = [&](const CapturedAccesses::Range& r) {
+    auto info = std::make_shared<AccessInfo>();
+    info->op = "graph replay: " + (r.op.empty() ? std::string("a kernel") : r.op);
+    info->what = r.what;
+    info->site = r.site.empty() ? std::string() : "captured at " + r.site;
+    info->write = r.write;
+    info->device = ss.device;
+    info->stream = n;
+    info->is_default = ss.is_default;
+    info->handle = s;
+    return info;
+  };
+  bool raise = g_mode.load() == fooRaceModeRaise;
+  for (const auto* r : ranges) {
+    Conflict c;
+    if (!st.shadow.find_conflict(r->begin, r->end, r->write, n, ss.clock, &c)) continue;
+    size_t index = st.add_report(c.freed_since ? fooRaceKindUseAfterFree : fooRaceKindUnordered, c, info_for(*r));
+    if (raise) {
+      st.last_raised[std::this_thread::get_id()] = index;
+      return fail(fooErrorRaceDetected, st.reports[index].message);
+    }
+  }
+  ss.clock.tick(n);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const auto* r : ranges) {
+      if (r->write == (pass == 1)) st.shadow.record(r->begin, r->end, Access{n, epoch, info_for(*r)}, r->write);
     }
   }
   return fooSuccess;

@@ -26,8 +26,9 @@
 // the number of streams used since the detector was turned on.
 //
 // Limits: several host threads count as one host (a synchronization by one
-// orders the next launches of all); graph captures and replays are ignored;
-// a kernel's accesses are what its launcher declared.
+// orders the next launches of all); a graph replay is checked as a whole
+// against the work around it, not node by node; a kernel's accesses are
+// what its launcher declared.
 //
 // Locking: the hooks below are called by the scheduler with its mutex held
 // and take the detector's own mutex inside it (never the other way round).
@@ -35,6 +36,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 
 #include "foo_sim/foo_race.h"
 #include "foo_sim/foo_runtime.h"
@@ -44,6 +46,7 @@ struct fooEvent_st;
 
 namespace foo_sim {
 struct Device;
+struct GraphData;
 }
 
 namespace foo_sim::race {
@@ -68,6 +71,17 @@ void on_host_waited_device(const Device* d);
 // A race the calling thread found on the host side (fooRaceHostAccess in
 // raise mode) and has not failed a call with yet.
 fooError_t take_deferred();
+
+// Graph capture and replay. A captured launch takes the calling thread's
+// declared accesses with it into its node (take_captured: null if none). A
+// replay counts as one launch on the stream that launches it, accessing
+// everything its nodes access (on_replay): so a replay not ordered with the
+// work that produces its inputs or uses its outputs is a race, as on any
+// launch. Races between the nodes of one replay are not looked for (the
+// captured dependencies order most of them).
+struct CapturedAccesses;
+std::shared_ptr<const CapturedAccesses> take_captured();
+fooError_t on_replay(fooStream_st* s, const GraphData& graph);
 
 // ---- without the scheduler's mutex
 // A copy or memset's own range, for the calling thread's next launch.

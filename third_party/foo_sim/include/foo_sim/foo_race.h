@@ -43,7 +43,12 @@
  * of both accesses): the same race in a loop is reported once, with a
  * count.
  *
- * Not covered: graph replays and work captured in a graph (ignored), host
+ * Graphs: a captured launch keeps its accesses, and a replay (fooGraphLaunch)
+ * is checked as one launch on the stream that launches it, accessing what
+ * all its nodes access; races between the nodes of one replay are not
+ * looked for.
+ *
+ * Not covered: races inside one graph replay, host
  * code that touches memory without fooRaceHostAccess, kernels that access
  * memory they were not told about. Several host threads count as one host.
  */
