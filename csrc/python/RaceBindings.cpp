@@ -5,11 +5,9 @@
 
 #include "aten/RaceAccesses.h"
 #include "python/Bindings.h"
+#include "python/UserSite.h"
 #include "runtime/FooException.h"
 #include "runtime/FooRace.h"
-
-// After Bindings.h, which brings in Python.h.
-#include <frameobject.h>
 
 namespace py = pybind11;
 
@@ -18,40 +16,13 @@ namespace {
 
 PyObject* g_race_error = nullptr;  // torch_foo.RaceError, set by the package
 
-std::string dir_of(const char* package) {
-  return py::module::import("os.path").attr("dirname")(py::module::import(package).attr("__file__")).cast<std::string>() +
-         "/";
-}
-
-// The user's line: the innermost frame outside torch and torch_foo. Only
-// on threads that run Python code (torch releases the GIL around operators,
-// so it is taken back here): the autograd engine's threads have no Python
-// frame to report, and taking the GIL there for every operator would
-// serialize them.
+// The user's line (UserSite.h). Only on threads that run Python code
+// (torch releases the GIL around operators, so user_site takes it back):
+// the autograd engine's threads have no Python frame to report, and taking
+// the GIL there for every operator would serialize them.
 std::string race_site() {
   if (!Py_IsInitialized() || PyGILState_GetThisThreadState() == nullptr) return {};
-  py::gil_scoped_acquire gil;
-  static const std::string torch_dir = dir_of("torch");
-  static const std::string foo_dir = dir_of("torch_foo");
-  PyFrameObject* frame = PyEval_GetFrame();
-  Py_XINCREF(frame);
-  std::string site;
-  while (frame != nullptr) {
-    PyCodeObject* code = PyFrame_GetCode(frame);
-    const char* name = PyUnicode_AsUTF8(code->co_filename);
-    std::string file = name ? name : "";
-    Py_DECREF(code);
-    if (file.rfind(torch_dir, 0) != 0 && file.rfind(foo_dir, 0) != 0 && file.rfind("<frozen", 0) != 0) {
-      site = file + ":" + std::to_string(PyFrame_GetLineNumber(frame));
-      Py_DECREF(frame);
-      break;
-    }
-    PyFrameObject* back = PyFrame_GetBack(frame);
-    Py_DECREF(frame);
-    frame = back;
-  }
-  if (PyErr_Occurred()) PyErr_Clear();
-  return site;
+  return user_site();
 }
 
 // Raise mode: torch_foo.RaceError, through torch's error handling.

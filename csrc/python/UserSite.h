@@ -1,0 +1,13 @@
+// Where the user's Python program is: the innermost frame outside torch and
+// torch_foo (the user's line, not the library code between it and the
+// operator), as "file:line"; empty when Python has no frame here.
+#pragma once
+
+#include <string>
+
+namespace foo::python {
+
+// Takes the GIL. Call only from threads that run Python code.
+std::string user_site();
+
+}  // namespace foo::python
