@@ -396,3 +396,22 @@ def test_a_graph_deleted_while_its_replay_is_queued_still_runs_it(foo):
     foo.manual_seed(3)
     assert torch.equal(out.cpu(), torch.rand(1000, device="foo").cpu())
     assert not torch.equal(out.cpu(), after.cpu())
+
+
+def test_replays_queued_behind_a_busy_stream_each_read_their_own_generator_state(foo):
+    out = torch.empty(1000, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g):
+        out.copy_(torch.rand(1000, device="foo"))
+    results = torch.empty(2, 1000, device="foo")
+    foo._sleep(300)  # both replays and their generator writes wait behind this
+    for k, seed in enumerate((1, 2)):
+        foo.manual_seed(seed)
+        g.replay()
+        results[k].copy_(out)
+    assert not foo.current_stream().query()
+    expected = []
+    for seed in (1, 2):
+        foo.manual_seed(seed)
+        expected.append(torch.rand(1000, device="foo").cpu())
+    assert torch.equal(results[0].cpu(), expected[0]) and torch.equal(results[1].cpu(), expected[1])
