@@ -41,17 +41,9 @@ bool in_capture(fooStream_t stream, unsigned long long id) {
 FooGraphImpl::FooGraphImpl(const at::GraphImplArgs& args) : keep_graph_(args.keep_graph) {}
 
 FooGraphImpl::~FooGraphImpl() {
-  if (capturing_) {
-    // Destroyed mid-capture (an exception unwound past capture_end): end
-    // foo_sim's capture so that the stream works again.
-    fooGraph_t graph = nullptr;
-    if (fooStreamEndCapture(capture_stream_->stream(), &graph) == fooSuccess) {
-      fooGraphDestroy(graph);
-    } else {
-      (void)fooGetLastError();
-    }
-    end_capture_bookkeeping();
-  }
+  // Destroyed mid-capture (an exception unwound past capture_end): the
+  // stream must work again.
+  if (capturing_) abandon_capture();
   try {
     reset();
   } catch (...) {
@@ -91,14 +83,21 @@ void FooGraphImpl::capture_begin(c10::MempoolId_t pool, at::GraphCaptureMode cap
     generator_.get<FooGeneratorImpl>()->capture_prologue(rng, capture_id_);
   } catch (...) {
     generator_ = at::Generator();
-    fooGraph_t graph = nullptr;
-    if (fooStreamEndCapture(stream.stream(), &graph) == fooSuccess) fooGraphDestroy(graph);
-    (void)fooGetLastError();
-    end_capture_bookkeeping();
+    abandon_capture();
     release_memory_pool();
     throw;
   }
   rng_ = std::move(rng);
+}
+
+void FooGraphImpl::abandon_capture() noexcept {
+  fooGraph_t graph = nullptr;
+  if (fooStreamEndCapture(capture_stream_->stream(), &graph) == fooSuccess) {
+    fooGraphDestroy(graph);
+  } else {
+    (void)fooGetLastError();
+  }
+  end_capture_bookkeeping();
 }
 
 void FooGraphImpl::end_capture_bookkeeping() noexcept {

@@ -41,6 +41,9 @@ class FooGraphImpl final : public at::GraphImplInterface {
   void debug_dump(const std::string& path) override;
 
  private:
+  // Ends foo_sim's capture and drops its graph, for a capture that will
+  // not complete (an error in capture_begin, or destruction mid-capture).
+  void abandon_capture() noexcept;
   // Undoes what capture_begin set up around foo_sim's capture.
   void end_capture_bookkeeping() noexcept;
   void release_memory_pool() noexcept;

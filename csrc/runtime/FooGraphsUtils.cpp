@@ -26,9 +26,12 @@ unsigned long long capture_id(const FooStream& stream) {
   return status == fooStreamCaptureStatusNone ? 0 : id;
 }
 
+bool is_capturing(const FooStream& stream) {
+  return captures_underway() != 0 && capture_status(stream) != fooStreamCaptureStatusNone;
+}
+
 void assert_not_capturing(const char* what) {
-  if (captures_underway() == 0) return;
-  TORCH_CHECK(capture_status(getCurrentFooStream()) == fooStreamCaptureStatusNone, what,
+  TORCH_CHECK(!is_capturing(getCurrentFooStream()), what,
               " is not allowed while the current foo stream is capturing a graph");
 }
 

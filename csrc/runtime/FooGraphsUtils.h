@@ -23,6 +23,8 @@ void note_capture_ended();
 fooStreamCaptureStatus capture_status(const FooStream& stream);
 // The id of the capture `stream` takes part in, 0 when none.
 unsigned long long capture_id(const FooStream& stream);
+// Whether `stream` takes part in a capture; no foo_sim call when none is under way.
+bool is_capturing(const FooStream& stream);
 
 // Raises a RuntimeError naming `what` if the current stream of the current
 // device is capturing, as CUDA's assertNotCapturing does, for operations

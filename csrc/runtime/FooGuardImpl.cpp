@@ -64,7 +64,7 @@ bool FooGuardImpl::queryStream(const c10::Stream& stream) const { return FooStre
 void FooGuardImpl::synchronizeStream(const c10::Stream& stream) const { FooStream(stream).synchronize(); }
 
 bool FooGuardImpl::isStreamCapturing(const c10::Stream& stream) const {
-  return foo::captures_underway() != 0 && foo::capture_status(FooStream(stream)) != fooStreamCaptureStatusNone;
+  return foo::is_capturing(FooStream(stream));
 }
 
 void FooGuardImpl::destroyEvent(void* event, const c10::DeviceIndex /*device_index*/) const noexcept {

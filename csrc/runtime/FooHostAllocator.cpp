@@ -38,7 +38,7 @@ struct FooHostAllocatorImpl final : public at::CachingHostAllocatorImpl<FooStrea
   FooStream get_current_stream() const override { return getCurrentFooStream(); }
 
   bool stream_is_capturing(FooStream stream) const override {
-    return captures_underway() != 0 && capture_status(stream) != fooStreamCaptureStatusNone;
+    return is_capturing(stream);
   }
 };
 
