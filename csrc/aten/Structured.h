@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +34,7 @@
 #include "aten/Carry.h"
 #include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
+#include "aten/KeptIterator.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
 
@@ -175,11 +179,14 @@ void apply_metadata_changes(const at::Tensor& out, const Rest&... rest) {
   }
 }
 
-template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Sig = decltype(CpuOut)>
+// Native: ATen's CPU structured class (at::native::structured_mul_out) for
+// operators built on TensorIterator, whose captured kernels keep their
+// iterator between graph replays (KeptIterator.h); void for the others.
+template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Native = void, class Sig = decltype(CpuOut)>
 struct Structured;
 
-template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class... Rest>
-struct Structured<Name, Check, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const at::Tensor&, Rest...)> {
+template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Native, class... Rest>
+struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&, const at::Tensor&, Rest...)> {
   static at::Tensor functional(const at::Tensor& self, Rest... rest) {
     AllocatingMeta<Meta> op;
     op.meta(self, meta_arg(rest)...);
@@ -226,9 +233,15 @@ struct Structured<Name, Check, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const 
     if (dtype_rules) check_cuda_has_kernel(Name.value, dtype);
     c10::DeviceGuard guard(device);
     bool in_place = out.is_same(self);
+    std::optional<at::ScalarType> wide = dtype_rules ? wider_compute_dtype(Name.value, dtype) : std::nullopt;
+    if constexpr (!std::is_void_v<Native>) {
+      if (captures_underway() != 0 && !wide) {
+        queue_keeping_iterator(device, out, self, in_place, rest...);
+        return;
+      }
+    }
     launch_op(device.index(), Name.value,
-              [o = KernelTensor(out), s = CarriedTensor(self), in_place, dtype,
-               wide = dtype_rules ? wider_compute_dtype(Name.value, dtype) : std::nullopt,
+              [o = KernelTensor(out), s = CarriedTensor(self), in_place, dtype, wide,
                kept = std::make_tuple(Carry<Rest>::keep(rest)...)] {
                 at::Tensor out_alias = o.cpu();
                 at::Tensor self_alias = in_place ? out_alias : s.get();
@@ -252,6 +265,59 @@ struct Structured<Name, Check, Meta, CpuOut, at::Tensor& (*)(at::Tensor&, const 
                     kept);
               });
     apply_metadata_changes<Name>(out, rest...);
+  }
+
+  // A kernel captured into a graph: the first replay configures a
+  // TensorIterator and later ones only rerun the CPU impl on it.
+  static void queue_keeping_iterator(c10::Device device, const at::Tensor& out, const at::Tensor& self, bool in_place,
+                                     Rest... rest) {
+    std::vector<FooOperand> foo;
+    auto note = [&](const at::Tensor& t) {
+      if (t.device().type() == c10::DeviceType::PrivateUse1) foo.push_back({t.const_data_ptr(), t.scalar_type()});
+    };
+    note(out);
+    note(self);
+    (for_each_tensor_in(rest, note), ...);
+    using Kept = KeptIterator<Native, std::decay_t<decltype(Carry<Rest>::give(
+                                          std::declval<const typename Carry<Rest>::Stored&>()))>...>;
+    // Replays of graphs instantiated from one capture may overlap: the
+    // first one configures the iterator under the lock, and publishes it.
+    struct State {
+      std::atomic<Kept*> ready{nullptr};
+      std::mutex mutex;
+      std::unique_ptr<Kept> iterator;
+      bool ordinary = false;  // not keepable: every replay runs the whole operator
+    };
+    auto as_meta_arg = [](const auto& v) -> decltype(auto) { return meta_arg(v); };
+    launch_op(device.index(), Name.value,
+              [o = KernelTensor(out), s = CarriedTensor(self), in_place, foo = std::move(foo),
+               kept = std::make_tuple(Carry<Rest>::keep(rest)...), state = std::make_unique<State>(),
+               as_meta_arg]() mutable {
+                if (Kept* iterator = state->ready.load(std::memory_order_acquire)) {
+                  iterator->rerun(as_meta_arg);
+                  return;
+                }
+                std::lock_guard<std::mutex> lock(state->mutex);
+                if (state->iterator) {
+                  state->iterator->rerun(as_meta_arg);
+                  return;
+                }
+                at::Tensor out_alias = o.cpu();
+                at::Tensor self_alias = in_place ? out_alias : s.get();
+                auto given = std::apply(
+                    [](const auto&... stored) { return std::make_tuple(Carry<Rest>::give(stored)...); }, kept);
+                auto run_ordinary = [](at::Tensor& out_a, const at::Tensor& self_a, auto& args) {
+                  std::apply([&](auto&... a) { CpuOut(out_a, self_a, a...); }, args);
+                };
+                if (state->ordinary) {
+                  run_ordinary(out_alias, self_alias, given);
+                  return;
+                }
+                state->iterator = Kept::run_first(std::move(out_alias), std::move(self_alias), std::move(given), foo,
+                                                  as_meta_arg, run_ordinary);
+                state->ordinary = !state->iterator;
+                state->ready.store(state->iterator.get(), std::memory_order_release);
+              });
   }
 };
 

@@ -42,18 +42,23 @@
 #include <ATen/ops/_upsample_nearest_exact3d_meta.h>
 #include <ATen/ops/acos_cpu_dispatch.h>
 #include <ATen/ops/acos_meta.h>
+#include <ATen/ops/acos_native.h>
 #include <ATen/ops/acosh_cpu_dispatch.h>
 #include <ATen/ops/acosh_meta.h>
+#include <ATen/ops/acosh_native.h>
 #include <ATen/ops/adaptive_max_pool2d_backward_cpu_dispatch.h>
 #include <ATen/ops/adaptive_max_pool2d_backward_meta.h>
 #include <ATen/ops/adaptive_max_pool3d_backward_cpu_dispatch.h>
 #include <ATen/ops/adaptive_max_pool3d_backward_meta.h>
 #include <ATen/ops/add_cpu_dispatch.h>
 #include <ATen/ops/add_meta.h>
+#include <ATen/ops/add_native.h>
 #include <ATen/ops/addcdiv_cpu_dispatch.h>
 #include <ATen/ops/addcdiv_meta.h>
+#include <ATen/ops/addcdiv_native.h>
 #include <ATen/ops/addcmul_cpu_dispatch.h>
 #include <ATen/ops/addcmul_meta.h>
+#include <ATen/ops/addcmul_native.h>
 #include <ATen/ops/addmm_cpu_dispatch.h>
 #include <ATen/ops/addmm_meta.h>
 #include <ATen/ops/addmv_cpu_dispatch.h>
@@ -72,14 +77,19 @@
 #include <ATen/ops/argmin_meta.h>
 #include <ATen/ops/asin_cpu_dispatch.h>
 #include <ATen/ops/asin_meta.h>
+#include <ATen/ops/asin_native.h>
 #include <ATen/ops/asinh_cpu_dispatch.h>
 #include <ATen/ops/asinh_meta.h>
+#include <ATen/ops/asinh_native.h>
 #include <ATen/ops/atan2_cpu_dispatch.h>
 #include <ATen/ops/atan2_meta.h>
+#include <ATen/ops/atan2_native.h>
 #include <ATen/ops/atan_cpu_dispatch.h>
 #include <ATen/ops/atan_meta.h>
+#include <ATen/ops/atan_native.h>
 #include <ATen/ops/atanh_cpu_dispatch.h>
 #include <ATen/ops/atanh_meta.h>
+#include <ATen/ops/atanh_native.h>
 #include <ATen/ops/avg_pool2d_backward_cpu_dispatch.h>
 #include <ATen/ops/avg_pool2d_backward_meta.h>
 #include <ATen/ops/avg_pool2d_cpu_dispatch.h>
@@ -92,104 +102,148 @@
 #include <ATen/ops/baddbmm_meta.h>
 #include <ATen/ops/bitwise_and_cpu_dispatch.h>
 #include <ATen/ops/bitwise_and_meta.h>
+#include <ATen/ops/bitwise_and_native.h>
 #include <ATen/ops/bitwise_left_shift_cpu_dispatch.h>
 #include <ATen/ops/bitwise_left_shift_meta.h>
+#include <ATen/ops/bitwise_left_shift_native.h>
 #include <ATen/ops/bitwise_not_cpu_dispatch.h>
 #include <ATen/ops/bitwise_not_meta.h>
+#include <ATen/ops/bitwise_not_native.h>
 #include <ATen/ops/bitwise_or_cpu_dispatch.h>
 #include <ATen/ops/bitwise_or_meta.h>
+#include <ATen/ops/bitwise_or_native.h>
 #include <ATen/ops/bitwise_right_shift_cpu_dispatch.h>
 #include <ATen/ops/bitwise_right_shift_meta.h>
+#include <ATen/ops/bitwise_right_shift_native.h>
 #include <ATen/ops/bitwise_xor_cpu_dispatch.h>
 #include <ATen/ops/bitwise_xor_meta.h>
+#include <ATen/ops/bitwise_xor_native.h>
 #include <ATen/ops/bmm_cpu_dispatch.h>
 #include <ATen/ops/bmm_meta.h>
 #include <ATen/ops/ceil_cpu_dispatch.h>
 #include <ATen/ops/ceil_meta.h>
+#include <ATen/ops/ceil_native.h>
 #include <ATen/ops/clamp_cpu_dispatch.h>
 #include <ATen/ops/clamp_max_cpu_dispatch.h>
 #include <ATen/ops/clamp_max_meta.h>
+#include <ATen/ops/clamp_max_native.h>
 #include <ATen/ops/clamp_meta.h>
 #include <ATen/ops/clamp_min_cpu_dispatch.h>
 #include <ATen/ops/clamp_min_meta.h>
+#include <ATen/ops/clamp_min_native.h>
+#include <ATen/ops/clamp_native.h>
 #include <ATen/ops/copysign_cpu_dispatch.h>
 #include <ATen/ops/copysign_meta.h>
+#include <ATen/ops/copysign_native.h>
 #include <ATen/ops/cos_cpu_dispatch.h>
 #include <ATen/ops/cos_meta.h>
+#include <ATen/ops/cos_native.h>
 #include <ATen/ops/cosh_cpu_dispatch.h>
 #include <ATen/ops/cosh_meta.h>
+#include <ATen/ops/cosh_native.h>
 #include <ATen/ops/cumprod_cpu_dispatch.h>
 #include <ATen/ops/cumprod_meta.h>
 #include <ATen/ops/cumsum_cpu_dispatch.h>
 #include <ATen/ops/cumsum_meta.h>
 #include <ATen/ops/digamma_cpu_dispatch.h>
 #include <ATen/ops/digamma_meta.h>
+#include <ATen/ops/digamma_native.h>
 #include <ATen/ops/div_cpu_dispatch.h>
 #include <ATen/ops/div_meta.h>
+#include <ATen/ops/div_native.h>
 #include <ATen/ops/elu_backward_cpu_dispatch.h>
 #include <ATen/ops/elu_backward_meta.h>
+#include <ATen/ops/elu_backward_native.h>
 #include <ATen/ops/elu_cpu_dispatch.h>
 #include <ATen/ops/elu_meta.h>
+#include <ATen/ops/elu_native.h>
 #include <ATen/ops/eq_cpu_dispatch.h>
 #include <ATen/ops/eq_meta.h>
+#include <ATen/ops/eq_native.h>
 #include <ATen/ops/erf_cpu_dispatch.h>
 #include <ATen/ops/erf_meta.h>
+#include <ATen/ops/erf_native.h>
 #include <ATen/ops/erfc_cpu_dispatch.h>
 #include <ATen/ops/erfc_meta.h>
+#include <ATen/ops/erfc_native.h>
 #include <ATen/ops/erfinv_cpu_dispatch.h>
 #include <ATen/ops/erfinv_meta.h>
+#include <ATen/ops/erfinv_native.h>
 #include <ATen/ops/exp2_cpu_dispatch.h>
 #include <ATen/ops/exp2_meta.h>
+#include <ATen/ops/exp2_native.h>
 #include <ATen/ops/exp_cpu_dispatch.h>
 #include <ATen/ops/exp_meta.h>
+#include <ATen/ops/exp_native.h>
 #include <ATen/ops/expm1_cpu_dispatch.h>
 #include <ATen/ops/expm1_meta.h>
+#include <ATen/ops/expm1_native.h>
 #include <ATen/ops/floor_cpu_dispatch.h>
 #include <ATen/ops/floor_meta.h>
+#include <ATen/ops/floor_native.h>
 #include <ATen/ops/fmax_cpu_dispatch.h>
 #include <ATen/ops/fmax_meta.h>
+#include <ATen/ops/fmax_native.h>
 #include <ATen/ops/fmin_cpu_dispatch.h>
 #include <ATen/ops/fmin_meta.h>
+#include <ATen/ops/fmin_native.h>
 #include <ATen/ops/fmod_cpu_dispatch.h>
 #include <ATen/ops/fmod_meta.h>
+#include <ATen/ops/fmod_native.h>
 #include <ATen/ops/frac_cpu_dispatch.h>
 #include <ATen/ops/frac_meta.h>
+#include <ATen/ops/frac_native.h>
 #include <ATen/ops/fractional_max_pool2d_backward_cpu_dispatch.h>
 #include <ATen/ops/fractional_max_pool2d_backward_meta.h>
 #include <ATen/ops/gather_cpu_dispatch.h>
 #include <ATen/ops/gather_meta.h>
 #include <ATen/ops/gcd_cpu_dispatch.h>
 #include <ATen/ops/gcd_meta.h>
+#include <ATen/ops/gcd_native.h>
 #include <ATen/ops/ge_cpu_dispatch.h>
 #include <ATen/ops/ge_meta.h>
+#include <ATen/ops/ge_native.h>
 #include <ATen/ops/gelu_backward_cpu_dispatch.h>
 #include <ATen/ops/gelu_backward_meta.h>
+#include <ATen/ops/gelu_backward_native.h>
 #include <ATen/ops/gelu_cpu_dispatch.h>
 #include <ATen/ops/gelu_meta.h>
+#include <ATen/ops/gelu_native.h>
 #include <ATen/ops/glu_cpu_dispatch.h>
 #include <ATen/ops/glu_meta.h>
+#include <ATen/ops/glu_native.h>
 #include <ATen/ops/gt_cpu_dispatch.h>
 #include <ATen/ops/gt_meta.h>
+#include <ATen/ops/gt_native.h>
 #include <ATen/ops/hardshrink_backward_cpu_dispatch.h>
 #include <ATen/ops/hardshrink_backward_meta.h>
+#include <ATen/ops/hardshrink_backward_native.h>
 #include <ATen/ops/hardshrink_cpu_dispatch.h>
 #include <ATen/ops/hardshrink_meta.h>
+#include <ATen/ops/hardshrink_native.h>
 #include <ATen/ops/hardsigmoid_backward_cpu_dispatch.h>
 #include <ATen/ops/hardsigmoid_backward_meta.h>
+#include <ATen/ops/hardsigmoid_backward_native.h>
 #include <ATen/ops/hardsigmoid_cpu_dispatch.h>
 #include <ATen/ops/hardsigmoid_meta.h>
+#include <ATen/ops/hardsigmoid_native.h>
 #include <ATen/ops/hash_tensor_cpu_dispatch.h>
 #include <ATen/ops/hash_tensor_meta.h>
 #include <ATen/ops/heaviside_cpu_dispatch.h>
 #include <ATen/ops/heaviside_meta.h>
+#include <ATen/ops/heaviside_native.h>
 #include <ATen/ops/hypot_cpu_dispatch.h>
 #include <ATen/ops/hypot_meta.h>
+#include <ATen/ops/hypot_native.h>
 #include <ATen/ops/i0_cpu_dispatch.h>
 #include <ATen/ops/i0_meta.h>
+#include <ATen/ops/i0_native.h>
 #include <ATen/ops/igamma_cpu_dispatch.h>
 #include <ATen/ops/igamma_meta.h>
+#include <ATen/ops/igamma_native.h>
 #include <ATen/ops/igammac_cpu_dispatch.h>
 #include <ATen/ops/igammac_meta.h>
+#include <ATen/ops/igammac_native.h>
 #include <ATen/ops/index_add_cpu_dispatch.h>
 #include <ATen/ops/index_add_meta.h>
 #include <ATen/ops/index_copy_cpu_dispatch.h>
@@ -202,20 +256,28 @@
 #include <ATen/ops/isin_meta.h>
 #include <ATen/ops/isneginf_cpu_dispatch.h>
 #include <ATen/ops/isneginf_meta.h>
+#include <ATen/ops/isneginf_native.h>
 #include <ATen/ops/isposinf_cpu_dispatch.h>
 #include <ATen/ops/isposinf_meta.h>
+#include <ATen/ops/isposinf_native.h>
 #include <ATen/ops/lcm_cpu_dispatch.h>
 #include <ATen/ops/lcm_meta.h>
+#include <ATen/ops/lcm_native.h>
 #include <ATen/ops/le_cpu_dispatch.h>
 #include <ATen/ops/le_meta.h>
+#include <ATen/ops/le_native.h>
 #include <ATen/ops/leaky_relu_backward_cpu_dispatch.h>
 #include <ATen/ops/leaky_relu_backward_meta.h>
+#include <ATen/ops/leaky_relu_backward_native.h>
 #include <ATen/ops/leaky_relu_cpu_dispatch.h>
 #include <ATen/ops/leaky_relu_meta.h>
+#include <ATen/ops/leaky_relu_native.h>
 #include <ATen/ops/lerp_cpu_dispatch.h>
 #include <ATen/ops/lerp_meta.h>
+#include <ATen/ops/lerp_native.h>
 #include <ATen/ops/lgamma_cpu_dispatch.h>
 #include <ATen/ops/lgamma_meta.h>
+#include <ATen/ops/lgamma_native.h>
 #include <ATen/ops/linalg_cross_cpu_dispatch.h>
 #include <ATen/ops/linalg_cross_meta.h>
 #include <ATen/ops/linalg_ldl_solve_cpu_dispatch.h>
@@ -226,50 +288,67 @@
 #include <ATen/ops/linalg_vector_norm_meta.h>
 #include <ATen/ops/log10_cpu_dispatch.h>
 #include <ATen/ops/log10_meta.h>
+#include <ATen/ops/log10_native.h>
 #include <ATen/ops/log1p_cpu_dispatch.h>
 #include <ATen/ops/log1p_meta.h>
+#include <ATen/ops/log1p_native.h>
 #include <ATen/ops/log2_cpu_dispatch.h>
 #include <ATen/ops/log2_meta.h>
+#include <ATen/ops/log2_native.h>
 #include <ATen/ops/log_cpu_dispatch.h>
 #include <ATen/ops/log_meta.h>
+#include <ATen/ops/log_native.h>
 #include <ATen/ops/logaddexp2_cpu_dispatch.h>
 #include <ATen/ops/logaddexp2_meta.h>
+#include <ATen/ops/logaddexp2_native.h>
 #include <ATen/ops/logaddexp_cpu_dispatch.h>
 #include <ATen/ops/logaddexp_meta.h>
+#include <ATen/ops/logaddexp_native.h>
 #include <ATen/ops/logit_backward_cpu_dispatch.h>
 #include <ATen/ops/logit_backward_meta.h>
+#include <ATen/ops/logit_backward_native.h>
 #include <ATen/ops/lt_cpu_dispatch.h>
 #include <ATen/ops/lt_meta.h>
+#include <ATen/ops/lt_native.h>
 #include <ATen/ops/max_pool2d_with_indices_backward_cpu_dispatch.h>
 #include <ATen/ops/max_pool2d_with_indices_backward_meta.h>
 #include <ATen/ops/maximum_cpu_dispatch.h>
 #include <ATen/ops/maximum_meta.h>
+#include <ATen/ops/maximum_native.h>
 #include <ATen/ops/mean_cpu_dispatch.h>
 #include <ATen/ops/mean_meta.h>
 #include <ATen/ops/minimum_cpu_dispatch.h>
 #include <ATen/ops/minimum_meta.h>
+#include <ATen/ops/minimum_native.h>
 #include <ATen/ops/mish_cpu_dispatch.h>
 #include <ATen/ops/mish_meta.h>
+#include <ATen/ops/mish_native.h>
 #include <ATen/ops/mm_cpu_dispatch.h>
 #include <ATen/ops/mm_meta.h>
 #include <ATen/ops/mul_cpu_dispatch.h>
 #include <ATen/ops/mul_meta.h>
+#include <ATen/ops/mul_native.h>
 #include <ATen/ops/ne_cpu_dispatch.h>
 #include <ATen/ops/ne_meta.h>
+#include <ATen/ops/ne_native.h>
 #include <ATen/ops/neg_cpu_dispatch.h>
 #include <ATen/ops/neg_meta.h>
+#include <ATen/ops/neg_native.h>
 #include <ATen/ops/nextafter_cpu_dispatch.h>
 #include <ATen/ops/nextafter_meta.h>
+#include <ATen/ops/nextafter_native.h>
 #include <ATen/ops/nll_loss_backward_cpu_dispatch.h>
 #include <ATen/ops/nll_loss_backward_meta.h>
 #include <ATen/ops/norm_cpu_dispatch.h>
 #include <ATen/ops/norm_meta.h>
 #include <ATen/ops/pow_cpu_dispatch.h>
 #include <ATen/ops/pow_meta.h>
+#include <ATen/ops/pow_native.h>
 #include <ATen/ops/prod_cpu_dispatch.h>
 #include <ATen/ops/prod_meta.h>
 #include <ATen/ops/reciprocal_cpu_dispatch.h>
 #include <ATen/ops/reciprocal_meta.h>
+#include <ATen/ops/reciprocal_native.h>
 #include <ATen/ops/reflection_pad1d_backward_cpu_dispatch.h>
 #include <ATen/ops/reflection_pad1d_backward_meta.h>
 #include <ATen/ops/reflection_pad1d_cpu_dispatch.h>
@@ -280,6 +359,7 @@
 #include <ATen/ops/reflection_pad3d_meta.h>
 #include <ATen/ops/remainder_cpu_dispatch.h>
 #include <ATen/ops/remainder_meta.h>
+#include <ATen/ops/remainder_native.h>
 #include <ATen/ops/renorm_cpu_dispatch.h>
 #include <ATen/ops/renorm_meta.h>
 #include <ATen/ops/replication_pad1d_backward_cpu_dispatch.h>
@@ -292,8 +372,10 @@
 #include <ATen/ops/replication_pad3d_meta.h>
 #include <ATen/ops/round_cpu_dispatch.h>
 #include <ATen/ops/round_meta.h>
+#include <ATen/ops/round_native.h>
 #include <ATen/ops/rsqrt_cpu_dispatch.h>
 #include <ATen/ops/rsqrt_meta.h>
+#include <ATen/ops/rsqrt_native.h>
 #include <ATen/ops/scatter_add_cpu_dispatch.h>
 #include <ATen/ops/scatter_add_meta.h>
 #include <ATen/ops/scatter_cpu_dispatch.h>
@@ -302,122 +384,177 @@
 #include <ATen/ops/scatter_reduce_meta.h>
 #include <ATen/ops/sgn_cpu_dispatch.h>
 #include <ATen/ops/sgn_meta.h>
+#include <ATen/ops/sgn_native.h>
 #include <ATen/ops/sigmoid_backward_cpu_dispatch.h>
 #include <ATen/ops/sigmoid_backward_meta.h>
+#include <ATen/ops/sigmoid_backward_native.h>
 #include <ATen/ops/sigmoid_cpu_dispatch.h>
 #include <ATen/ops/sigmoid_meta.h>
+#include <ATen/ops/sigmoid_native.h>
 #include <ATen/ops/sign_cpu_dispatch.h>
 #include <ATen/ops/sign_meta.h>
+#include <ATen/ops/sign_native.h>
 #include <ATen/ops/signbit_cpu_dispatch.h>
 #include <ATen/ops/signbit_meta.h>
+#include <ATen/ops/signbit_native.h>
 #include <ATen/ops/silu_backward_cpu_dispatch.h>
 #include <ATen/ops/silu_backward_meta.h>
+#include <ATen/ops/silu_backward_native.h>
 #include <ATen/ops/silu_cpu_dispatch.h>
 #include <ATen/ops/silu_meta.h>
+#include <ATen/ops/silu_native.h>
 #include <ATen/ops/sin_cpu_dispatch.h>
 #include <ATen/ops/sin_meta.h>
+#include <ATen/ops/sin_native.h>
 #include <ATen/ops/sinc_cpu_dispatch.h>
 #include <ATen/ops/sinc_meta.h>
+#include <ATen/ops/sinc_native.h>
 #include <ATen/ops/sinh_cpu_dispatch.h>
 #include <ATen/ops/sinh_meta.h>
+#include <ATen/ops/sinh_native.h>
 #include <ATen/ops/slow_conv_transpose2d_cpu_dispatch.h>
 #include <ATen/ops/slow_conv_transpose2d_meta.h>
 #include <ATen/ops/softplus_backward_cpu_dispatch.h>
 #include <ATen/ops/softplus_backward_meta.h>
+#include <ATen/ops/softplus_backward_native.h>
 #include <ATen/ops/softplus_cpu_dispatch.h>
 #include <ATen/ops/softplus_meta.h>
+#include <ATen/ops/softplus_native.h>
 #include <ATen/ops/softshrink_backward_cpu_dispatch.h>
 #include <ATen/ops/softshrink_backward_meta.h>
+#include <ATen/ops/softshrink_backward_native.h>
 #include <ATen/ops/softshrink_cpu_dispatch.h>
 #include <ATen/ops/softshrink_meta.h>
+#include <ATen/ops/softshrink_native.h>
 #include <ATen/ops/special_airy_ai_cpu_dispatch.h>
 #include <ATen/ops/special_airy_ai_meta.h>
+#include <ATen/ops/special_airy_ai_native.h>
 #include <ATen/ops/special_bessel_j0_cpu_dispatch.h>
 #include <ATen/ops/special_bessel_j0_meta.h>
+#include <ATen/ops/special_bessel_j0_native.h>
 #include <ATen/ops/special_bessel_j1_cpu_dispatch.h>
 #include <ATen/ops/special_bessel_j1_meta.h>
+#include <ATen/ops/special_bessel_j1_native.h>
 #include <ATen/ops/special_bessel_y0_cpu_dispatch.h>
 #include <ATen/ops/special_bessel_y0_meta.h>
+#include <ATen/ops/special_bessel_y0_native.h>
 #include <ATen/ops/special_bessel_y1_cpu_dispatch.h>
 #include <ATen/ops/special_bessel_y1_meta.h>
+#include <ATen/ops/special_bessel_y1_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_t_cpu_dispatch.h>
 #include <ATen/ops/special_chebyshev_polynomial_t_meta.h>
+#include <ATen/ops/special_chebyshev_polynomial_t_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_u_cpu_dispatch.h>
 #include <ATen/ops/special_chebyshev_polynomial_u_meta.h>
+#include <ATen/ops/special_chebyshev_polynomial_u_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_v_cpu_dispatch.h>
 #include <ATen/ops/special_chebyshev_polynomial_v_meta.h>
+#include <ATen/ops/special_chebyshev_polynomial_v_native.h>
 #include <ATen/ops/special_chebyshev_polynomial_w_cpu_dispatch.h>
 #include <ATen/ops/special_chebyshev_polynomial_w_meta.h>
+#include <ATen/ops/special_chebyshev_polynomial_w_native.h>
 #include <ATen/ops/special_entr_cpu_dispatch.h>
 #include <ATen/ops/special_entr_meta.h>
+#include <ATen/ops/special_entr_native.h>
 #include <ATen/ops/special_erfcx_cpu_dispatch.h>
 #include <ATen/ops/special_erfcx_meta.h>
+#include <ATen/ops/special_erfcx_native.h>
 #include <ATen/ops/special_hermite_polynomial_h_cpu_dispatch.h>
 #include <ATen/ops/special_hermite_polynomial_h_meta.h>
+#include <ATen/ops/special_hermite_polynomial_h_native.h>
 #include <ATen/ops/special_hermite_polynomial_he_cpu_dispatch.h>
 #include <ATen/ops/special_hermite_polynomial_he_meta.h>
+#include <ATen/ops/special_hermite_polynomial_he_native.h>
 #include <ATen/ops/special_i0e_cpu_dispatch.h>
 #include <ATen/ops/special_i0e_meta.h>
+#include <ATen/ops/special_i0e_native.h>
 #include <ATen/ops/special_i1_cpu_dispatch.h>
 #include <ATen/ops/special_i1_meta.h>
+#include <ATen/ops/special_i1_native.h>
 #include <ATen/ops/special_i1e_cpu_dispatch.h>
 #include <ATen/ops/special_i1e_meta.h>
+#include <ATen/ops/special_i1e_native.h>
 #include <ATen/ops/special_laguerre_polynomial_l_cpu_dispatch.h>
 #include <ATen/ops/special_laguerre_polynomial_l_meta.h>
+#include <ATen/ops/special_laguerre_polynomial_l_native.h>
 #include <ATen/ops/special_legendre_polynomial_p_cpu_dispatch.h>
 #include <ATen/ops/special_legendre_polynomial_p_meta.h>
+#include <ATen/ops/special_legendre_polynomial_p_native.h>
 #include <ATen/ops/special_log_ndtr_cpu_dispatch.h>
 #include <ATen/ops/special_log_ndtr_meta.h>
+#include <ATen/ops/special_log_ndtr_native.h>
 #include <ATen/ops/special_modified_bessel_i0_cpu_dispatch.h>
 #include <ATen/ops/special_modified_bessel_i0_meta.h>
+#include <ATen/ops/special_modified_bessel_i0_native.h>
 #include <ATen/ops/special_modified_bessel_i1_cpu_dispatch.h>
 #include <ATen/ops/special_modified_bessel_i1_meta.h>
+#include <ATen/ops/special_modified_bessel_i1_native.h>
 #include <ATen/ops/special_modified_bessel_k0_cpu_dispatch.h>
 #include <ATen/ops/special_modified_bessel_k0_meta.h>
+#include <ATen/ops/special_modified_bessel_k0_native.h>
 #include <ATen/ops/special_modified_bessel_k1_cpu_dispatch.h>
 #include <ATen/ops/special_modified_bessel_k1_meta.h>
+#include <ATen/ops/special_modified_bessel_k1_native.h>
 #include <ATen/ops/special_ndtri_cpu_dispatch.h>
 #include <ATen/ops/special_ndtri_meta.h>
+#include <ATen/ops/special_ndtri_native.h>
 #include <ATen/ops/special_scaled_modified_bessel_k0_cpu_dispatch.h>
 #include <ATen/ops/special_scaled_modified_bessel_k0_meta.h>
+#include <ATen/ops/special_scaled_modified_bessel_k0_native.h>
 #include <ATen/ops/special_scaled_modified_bessel_k1_cpu_dispatch.h>
 #include <ATen/ops/special_scaled_modified_bessel_k1_meta.h>
+#include <ATen/ops/special_scaled_modified_bessel_k1_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_t_cpu_dispatch.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_t_meta.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_t_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_u_cpu_dispatch.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_u_meta.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_u_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_v_cpu_dispatch.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_v_meta.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_v_native.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_w_cpu_dispatch.h>
 #include <ATen/ops/special_shifted_chebyshev_polynomial_w_meta.h>
+#include <ATen/ops/special_shifted_chebyshev_polynomial_w_native.h>
 #include <ATen/ops/special_spherical_bessel_j0_cpu_dispatch.h>
 #include <ATen/ops/special_spherical_bessel_j0_meta.h>
+#include <ATen/ops/special_spherical_bessel_j0_native.h>
 #include <ATen/ops/special_xlog1py_cpu_dispatch.h>
 #include <ATen/ops/special_xlog1py_meta.h>
+#include <ATen/ops/special_xlog1py_native.h>
 #include <ATen/ops/special_zeta_cpu_dispatch.h>
 #include <ATen/ops/special_zeta_meta.h>
+#include <ATen/ops/special_zeta_native.h>
 #include <ATen/ops/sqrt_cpu_dispatch.h>
 #include <ATen/ops/sqrt_meta.h>
+#include <ATen/ops/sqrt_native.h>
 #include <ATen/ops/sub_cpu_dispatch.h>
 #include <ATen/ops/sub_meta.h>
+#include <ATen/ops/sub_native.h>
 #include <ATen/ops/sum_cpu_dispatch.h>
 #include <ATen/ops/sum_meta.h>
 #include <ATen/ops/tan_cpu_dispatch.h>
 #include <ATen/ops/tan_meta.h>
+#include <ATen/ops/tan_native.h>
 #include <ATen/ops/tanh_backward_cpu_dispatch.h>
 #include <ATen/ops/tanh_backward_meta.h>
+#include <ATen/ops/tanh_backward_native.h>
 #include <ATen/ops/tanh_cpu_dispatch.h>
 #include <ATen/ops/tanh_meta.h>
+#include <ATen/ops/tanh_native.h>
 #include <ATen/ops/threshold_backward_cpu_dispatch.h>
 #include <ATen/ops/threshold_backward_meta.h>
+#include <ATen/ops/threshold_backward_native.h>
 #include <ATen/ops/threshold_cpu_dispatch.h>
 #include <ATen/ops/threshold_meta.h>
+#include <ATen/ops/threshold_native.h>
 #include <ATen/ops/tril_cpu_dispatch.h>
 #include <ATen/ops/tril_meta.h>
 #include <ATen/ops/triu_cpu_dispatch.h>
 #include <ATen/ops/triu_meta.h>
 #include <ATen/ops/trunc_cpu_dispatch.h>
 #include <ATen/ops/trunc_meta.h>
+#include <ATen/ops/trunc_native.h>
 #include <ATen/ops/upsample_bicubic2d_backward_cpu_dispatch.h>
 #include <ATen/ops/upsample_bicubic2d_backward_meta.h>
 #include <ATen/ops/upsample_bicubic2d_cpu_dispatch.h>
@@ -448,17 +585,18 @@
 #include <ATen/ops/upsample_trilinear3d_meta.h>
 #include <ATen/ops/xlogy_cpu_dispatch.h>
 #include <ATen/ops/xlogy_meta.h>
+#include <ATen/ops/xlogy_native.h>
 
 namespace foo::aten {
 namespace {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::sgn", DeviceCheck::ExactSame, at::meta::structured_sgn,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sgn_out)>::register_in(m, "sgn", "sgn_", "sgn.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sgn_out), at::native::structured_sgn_out>::register_in(m, "sgn", "sgn_", "sgn.out");
   Structured<"aten::acos", DeviceCheck::NoCheck, at::meta::structured_acos,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::acos_out)>::register_in(m, "acos", "acos_", "acos.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::acos_out), at::native::structured_acos_out>::register_in(m, "acos", "acos_", "acos.out");
   Structured<"aten::add.Tensor", DeviceCheck::NoCheck, at::meta::structured_add_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::add_out)>::register_in(m, "add.Tensor", "add_.Tensor", "add.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::add_out), at::native::structured_ufunc_add_CPU>::register_in(m, "add.Tensor", "add_.Tensor", "add.out");
   Structured<"aten::addmv", DeviceCheck::ExactSame, at::meta::structured_addmv,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::addmv_out)>::register_in(m, "addmv", "addmv_", "addmv.out");
   Structured<"aten::all.dim", DeviceCheck::NoCheck, at::meta::structured_all_dim,
@@ -474,67 +612,67 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::argmin", DeviceCheck::ExactSame, at::meta::structured_argmin,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, ::std::optional<int64_t>, bool)>(&at::cpu::argmin_out)>::register_in(m, "argmin", nullptr, "argmin.out");
   Structured<"aten::acosh", DeviceCheck::ExactSame, at::meta::structured_acosh,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::acosh_out)>::register_in(m, "acosh", "acosh_", "acosh.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::acosh_out), at::native::structured_acosh_out>::register_in(m, "acosh", "acosh_", "acosh.out");
   Structured<"aten::asinh", DeviceCheck::ExactSame, at::meta::structured_asinh,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::asinh_out)>::register_in(m, "asinh", "asinh_", "asinh.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::asinh_out), at::native::structured_asinh_out>::register_in(m, "asinh", "asinh_", "asinh.out");
   Structured<"aten::atanh", DeviceCheck::ExactSame, at::meta::structured_atanh,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::atanh_out)>::register_in(m, "atanh", "atanh_", "atanh.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::atanh_out), at::native::structured_atanh_out>::register_in(m, "atanh", "atanh_", "atanh.out");
   Structured<"aten::asin", DeviceCheck::NoCheck, at::meta::structured_asin,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::asin_out)>::register_in(m, "asin", "asin_", "asin.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::asin_out), at::native::structured_asin_out>::register_in(m, "asin", "asin_", "asin.out");
   Structured<"aten::atan", DeviceCheck::NoCheck, at::meta::structured_atan,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::atan_out)>::register_in(m, "atan", "atan_", "atan.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::atan_out), at::native::structured_atan_out>::register_in(m, "atan", "atan_", "atan.out");
   Structured<"aten::baddbmm", DeviceCheck::ExactSame, at::meta::structured_baddbmm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::baddbmm_out)>::register_in(m, "baddbmm", "baddbmm_", "baddbmm.out");
   Structured<"aten::bitwise_not", DeviceCheck::NoCheck, at::meta::structured_bitwise_not,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_not_out)>::register_in(m, "bitwise_not", "bitwise_not_", "bitwise_not.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_not_out), at::native::structured_bitwise_not_out>::register_in(m, "bitwise_not", "bitwise_not_", "bitwise_not.out");
   Structured<"aten::copysign.Tensor", DeviceCheck::NoCheck, at::meta::structured_copysign_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::copysign_out)>::register_in(m, "copysign.Tensor", "copysign_.Tensor", "copysign.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::copysign_out), at::native::structured_copysign_out>::register_in(m, "copysign.Tensor", "copysign_.Tensor", "copysign.out");
   Structured<"aten::bmm", DeviceCheck::ExactSame, at::meta::structured_bmm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bmm_out)>::register_in(m, "bmm", nullptr, "bmm.out");
   Structured<"aten::ceil", DeviceCheck::NoCheck, at::meta::structured_ceil,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::ceil_out)>::register_in(m, "ceil", "ceil_", "ceil.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::ceil_out), at::native::structured_ceil_out>::register_in(m, "ceil", "ceil_", "ceil.out");
   Structured<"aten::clamp", DeviceCheck::NoCheck, at::meta::structured_clamp,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, const ::std::optional<at::Scalar> &)>(&at::cpu::clamp_out)>::register_in(m, "clamp", "clamp_", "clamp.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, const ::std::optional<at::Scalar> &)>(&at::cpu::clamp_out), at::native::structured_clamp_out>::register_in(m, "clamp", "clamp_", "clamp.out");
   Structured<"aten::clamp.Tensor", DeviceCheck::NoCheck, at::meta::structured_clamp_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Tensor> &, const ::std::optional<at::Tensor> &)>(&at::cpu::clamp_out)>::register_in(m, "clamp.Tensor", "clamp_.Tensor", "clamp.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Tensor> &, const ::std::optional<at::Tensor> &)>(&at::cpu::clamp_out), at::native::structured_clamp_Tensor_out>::register_in(m, "clamp.Tensor", "clamp_.Tensor", "clamp.Tensor_out");
   Structured<"aten::clamp_max", DeviceCheck::NoCheck, at::meta::structured_clamp_max,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::clamp_max_out)>::register_in(m, "clamp_max", "clamp_max_", "clamp_max.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::clamp_max_out), at::native::structured_clamp_max_out>::register_in(m, "clamp_max", "clamp_max_", "clamp_max.out");
   Structured<"aten::clamp_max.Tensor", DeviceCheck::NoCheck, at::meta::structured_clamp_max_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::clamp_max_out)>::register_in(m, "clamp_max.Tensor", "clamp_max_.Tensor", "clamp_max.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::clamp_max_out), at::native::structured_clamp_max_Tensor_out>::register_in(m, "clamp_max.Tensor", "clamp_max_.Tensor", "clamp_max.Tensor_out");
   Structured<"aten::clamp_min", DeviceCheck::NoCheck, at::meta::structured_clamp_min,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::clamp_min_out)>::register_in(m, "clamp_min", "clamp_min_", "clamp_min.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::clamp_min_out), at::native::structured_clamp_min_out>::register_in(m, "clamp_min", "clamp_min_", "clamp_min.out");
   Structured<"aten::clamp_min.Tensor", DeviceCheck::NoCheck, at::meta::structured_clamp_min_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::clamp_min_out)>::register_in(m, "clamp_min.Tensor", "clamp_min_.Tensor", "clamp_min.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::clamp_min_out), at::native::structured_clamp_min_Tensor_out>::register_in(m, "clamp_min.Tensor", "clamp_min_.Tensor", "clamp_min.Tensor_out");
   Structured<"aten::cos", DeviceCheck::NoCheck, at::meta::structured_cos,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::cos_out)>::register_in(m, "cos", "cos_", "cos.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::cos_out), at::native::structured_cos_out>::register_in(m, "cos", "cos_", "cos.out");
   Structured<"aten::cosh", DeviceCheck::NoCheck, at::meta::structured_cosh,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::cosh_out)>::register_in(m, "cosh", "cosh_", "cosh.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::cosh_out), at::native::structured_cosh_out>::register_in(m, "cosh", "cosh_", "cosh.out");
   Structured<"aten::cumprod", DeviceCheck::NoCheck, at::meta::structured_cumprod,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, ::std::optional<at::ScalarType>)>(&at::cpu::cumprod_out)>::register_in(m, "cumprod", "cumprod_", "cumprod.out");
   Structured<"aten::cumsum", DeviceCheck::NoCheck, at::meta::structured_cumsum,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, ::std::optional<at::ScalarType>)>(&at::cpu::cumsum_out)>::register_in(m, "cumsum", "cumsum_", "cumsum.out");
   Structured<"aten::div.Tensor", DeviceCheck::NoCheck, at::meta::structured_div_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::div_out)>::register_in(m, "div.Tensor", "div_.Tensor", "div.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::div_out), at::native::structured_div_out>::register_in(m, "div.Tensor", "div_.Tensor", "div.out");
   Structured<"aten::div.Tensor_mode", DeviceCheck::NoCheck, at::meta::structured_div_Tensor_mode,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, ::std::optional<c10::string_view>)>(&at::cpu::div_out)>::register_in(m, "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, ::std::optional<c10::string_view>)>(&at::cpu::div_out), at::native::structured_div_out_mode>::register_in(m, "div.Tensor_mode", "div_.Tensor_mode", "div.out_mode");
   Structured<"aten::erf", DeviceCheck::NoCheck, at::meta::structured_erf,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erf_out)>::register_in(m, "erf", "erf_", "erf.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erf_out), at::native::structured_erf_out>::register_in(m, "erf", "erf_", "erf.out");
   Structured<"aten::erfc", DeviceCheck::NoCheck, at::meta::structured_erfc,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erfc_out)>::register_in(m, "erfc", "erfc_", "erfc.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erfc_out), at::native::structured_erfc_out>::register_in(m, "erfc", "erfc_", "erfc.out");
   Structured<"aten::exp", DeviceCheck::NoCheck, at::meta::structured_exp,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::exp_out)>::register_in(m, "exp", "exp_", "exp.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::exp_out), at::native::structured_exp_out>::register_in(m, "exp", "exp_", "exp.out");
   Structured<"aten::exp2", DeviceCheck::ExactSame, at::meta::structured_exp2,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::exp2_out)>::register_in(m, "exp2", "exp2_", "exp2.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::exp2_out), at::native::structured_exp2_out>::register_in(m, "exp2", "exp2_", "exp2.out");
   Structured<"aten::expm1", DeviceCheck::NoCheck, at::meta::structured_expm1,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::expm1_out)>::register_in(m, "expm1", "expm1_", "expm1.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::expm1_out), at::native::structured_expm1_out>::register_in(m, "expm1", "expm1_", "expm1.out");
   Structured<"aten::floor", DeviceCheck::NoCheck, at::meta::structured_floor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::floor_out)>::register_in(m, "floor", "floor_", "floor.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::floor_out), at::native::structured_floor_out>::register_in(m, "floor", "floor_", "floor.out");
   Structured<"aten::frac", DeviceCheck::NoCheck, at::meta::structured_frac,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::frac_out)>::register_in(m, "frac", "frac_", "frac.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::frac_out), at::native::structured_frac_out>::register_in(m, "frac", "frac_", "frac.out");
   Structured<"aten::gcd", DeviceCheck::ExactSame, at::meta::structured_gcd,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::gcd_out)>::register_in(m, "gcd", "gcd_", "gcd.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::gcd_out), at::native::structured_gcd_out>::register_in(m, "gcd", "gcd_", "gcd.out");
   Structured<"aten::lcm", DeviceCheck::ExactSame, at::meta::structured_lcm,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lcm_out)>::register_in(m, "lcm", "lcm_", "lcm.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lcm_out), at::native::structured_lcm_out>::register_in(m, "lcm", "lcm_", "lcm.out");
   Structured<"aten::index.Tensor", DeviceCheck::NoCheck, at::meta::structured_index_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const c10::List<::std::optional<at::Tensor>> &)>(&at::cpu::index_out)>::register_in(m, "index.Tensor", nullptr, "index.Tensor_out");
   Structured<"aten::index_copy", DeviceCheck::ExactSame, at::meta::structured_index_copy,
@@ -544,19 +682,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::isin.Tensor_Scalar", DeviceCheck::ExactSame, at::meta::structured_isin_Tensor_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, bool, bool)>(&at::cpu::isin_out)>::register_in(m, "isin.Tensor_Scalar", nullptr, "isin.Tensor_Scalar_out");
   Structured<"aten::log", DeviceCheck::NoCheck, at::meta::structured_log,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log_out)>::register_in(m, "log", "log_", "log.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log_out), at::native::structured_log_out>::register_in(m, "log", "log_", "log.out");
   Structured<"aten::log10", DeviceCheck::NoCheck, at::meta::structured_log10,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log10_out)>::register_in(m, "log10", "log10_", "log10.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log10_out), at::native::structured_log10_out>::register_in(m, "log10", "log10_", "log10.out");
   Structured<"aten::log1p", DeviceCheck::NoCheck, at::meta::structured_log1p,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log1p_out)>::register_in(m, "log1p", "log1p_", "log1p.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log1p_out), at::native::structured_log1p_out>::register_in(m, "log1p", "log1p_", "log1p.out");
   Structured<"aten::log2", DeviceCheck::NoCheck, at::meta::structured_log2,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log2_out)>::register_in(m, "log2", "log2_", "log2.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log2_out), at::native::structured_log2_out>::register_in(m, "log2", "log2_", "log2.out");
   Structured<"aten::logaddexp", DeviceCheck::ExactSame, at::meta::structured_logaddexp,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::logaddexp_out)>::register_in(m, "logaddexp", nullptr, "logaddexp.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::logaddexp_out), at::native::structured_logaddexp_out>::register_in(m, "logaddexp", nullptr, "logaddexp.out");
   Structured<"aten::logaddexp2", DeviceCheck::ExactSame, at::meta::structured_logaddexp2,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::logaddexp2_out)>::register_in(m, "logaddexp2", nullptr, "logaddexp2.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::logaddexp2_out), at::native::structured_logaddexp2_out>::register_in(m, "logaddexp2", nullptr, "logaddexp2.out");
   Structured<"aten::xlogy.Tensor", DeviceCheck::NoCheck, at::meta::structured_xlogy_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::xlogy_out)>::register_in(m, "xlogy.Tensor", "xlogy_.Tensor", "xlogy.OutTensor");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::xlogy_out), at::native::structured_xlogy_out>::register_in(m, "xlogy.Tensor", "xlogy_.Tensor", "xlogy.OutTensor");
   Structured<"aten::_log_softmax", DeviceCheck::ExactSame, at::meta::structured__log_softmax,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_log_softmax_out)>::register_in(m, "_log_softmax", nullptr, "_log_softmax.out");
   Structured<"aten::_log_softmax_backward_data", DeviceCheck::ExactSame, at::meta::structured__log_softmax_backward_data,
@@ -570,39 +708,39 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::mm", DeviceCheck::ExactSame, at::meta::structured_mm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::mm_out)>::register_in(m, "mm", nullptr, "mm.out");
   Structured<"aten::mul.Tensor", DeviceCheck::NoCheck, at::meta::structured_mul_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::mul_out)>::register_in(m, "mul.Tensor", "mul_.Tensor", "mul.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::mul_out), at::native::structured_mul_out>::register_in(m, "mul.Tensor", "mul_.Tensor", "mul.out");
   Structured<"aten::reciprocal", DeviceCheck::NoCheck, at::meta::structured_reciprocal,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::reciprocal_out)>::register_in(m, "reciprocal", "reciprocal_", "reciprocal.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::reciprocal_out), at::native::structured_reciprocal_out>::register_in(m, "reciprocal", "reciprocal_", "reciprocal.out");
   Structured<"aten::neg", DeviceCheck::NoCheck, at::meta::structured_neg,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::neg_out)>::register_in(m, "neg", "neg_", "neg.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::neg_out), at::native::structured_neg_out>::register_in(m, "neg", "neg_", "neg.out");
   Structured<"aten::round", DeviceCheck::NoCheck, at::meta::structured_round,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::round_out)>::register_in(m, "round", "round_", "round.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::round_out), at::native::structured_round_out>::register_in(m, "round", "round_", "round.out");
   Structured<"aten::round.decimals", DeviceCheck::NoCheck, at::meta::structured_round_decimals,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::round_out)>::register_in(m, "round.decimals", "round_.decimals", "round.decimals_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::round_out), at::native::structured_round_decimals_out>::register_in(m, "round.decimals", "round_.decimals", "round.decimals_out");
   Structured<"aten::gelu", DeviceCheck::NoCheck, at::meta::structured_gelu,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::gelu_out)>::register_in(m, "gelu", "gelu_", "gelu.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::gelu_out), at::native::structured_gelu_out_cpu>::register_in(m, "gelu", "gelu_", "gelu.out");
   Structured<"aten::gelu_backward", DeviceCheck::ExactSame, at::meta::structured_gelu_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::gelu_backward_out)>::register_in(m, "gelu_backward", nullptr, "gelu_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::gelu_backward_out), at::native::structured_gelu_backward_out_cpu>::register_in(m, "gelu_backward", nullptr, "gelu_backward.grad_input");
   Structured<"aten::hardshrink", DeviceCheck::NoCheck, at::meta::structured_hardshrink,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::hardshrink_out)>::register_in(m, "hardshrink", nullptr, "hardshrink.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::hardshrink_out), at::native::structured_hardshrink_out>::register_in(m, "hardshrink", nullptr, "hardshrink.out");
   Structured<"aten::hardshrink_backward", DeviceCheck::ExactSame, at::meta::structured_hardshrink_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::hardshrink_backward_out)>::register_in(m, "hardshrink_backward", nullptr, "hardshrink_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::hardshrink_backward_out), at::native::structured_hardshrink_backward_out>::register_in(m, "hardshrink_backward", nullptr, "hardshrink_backward.grad_input");
   Structured<"aten::rsqrt", DeviceCheck::NoCheck, at::meta::structured_rsqrt,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::rsqrt_out)>::register_in(m, "rsqrt", "rsqrt_", "rsqrt.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::rsqrt_out), at::native::structured_rsqrt_out>::register_in(m, "rsqrt", "rsqrt_", "rsqrt.out");
   Structured<"aten::silu", DeviceCheck::ExactSame, at::meta::structured_silu,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::silu_out)>::register_in(m, "silu", "silu_", "silu.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::silu_out), at::native::structured_silu_out>::register_in(m, "silu", "silu_", "silu.out");
   Structured<"aten::silu_backward", DeviceCheck::ExactSame, at::meta::structured_silu_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::silu_backward_out)>::register_in(m, "silu_backward", nullptr, "silu_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::silu_backward_out), at::native::structured_silu_backward_out>::register_in(m, "silu_backward", nullptr, "silu_backward.grad_input");
   Structured<"aten::mish", DeviceCheck::ExactSame, at::meta::structured_mish,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::mish_out)>::register_in(m, "mish", "mish_", "mish.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::mish_out), at::native::structured_mish_out>::register_in(m, "mish", "mish_", "mish.out");
   Structured<"aten::sigmoid", DeviceCheck::NoCheck, at::meta::structured_sigmoid,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sigmoid_out)>::register_in(m, "sigmoid", "sigmoid_", "sigmoid.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sigmoid_out), at::native::structured_sigmoid_out>::register_in(m, "sigmoid", "sigmoid_", "sigmoid.out");
   Structured<"aten::sin", DeviceCheck::NoCheck, at::meta::structured_sin,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sin_out)>::register_in(m, "sin", "sin_", "sin.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sin_out), at::native::structured_sin_out>::register_in(m, "sin", "sin_", "sin.out");
   Structured<"aten::sinc", DeviceCheck::ExactSame, at::meta::structured_sinc,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sinc_out)>::register_in(m, "sinc", "sinc_", "sinc.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sinc_out), at::native::structured_sinc_out>::register_in(m, "sinc", "sinc_", "sinc.out");
   Structured<"aten::sinh", DeviceCheck::NoCheck, at::meta::structured_sinh,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sinh_out)>::register_in(m, "sinh", "sinh_", "sinh.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sinh_out), at::native::structured_sinh_out>::register_in(m, "sinh", "sinh_", "sinh.out");
   Structured<"aten::_softmax", DeviceCheck::ExactSame, at::meta::structured__softmax,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_softmax_out)>::register_in(m, "_softmax", nullptr, "_softmax.out");
   Structured<"aten::_softmax_backward_data", DeviceCheck::ExactSame, at::meta::structured__softmax_backward_data,
@@ -612,27 +750,27 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::hash_tensor", DeviceCheck::ExactSame, at::meta::structured_hash_tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, int64_t)>(&at::cpu::hash_tensor_out)>::register_in(m, "hash_tensor", nullptr, "hash_tensor.out");
   Structured<"aten::sqrt", DeviceCheck::NoCheck, at::meta::structured_sqrt,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sqrt_out)>::register_in(m, "sqrt", "sqrt_", "sqrt.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sqrt_out), at::native::structured_sqrt_out>::register_in(m, "sqrt", "sqrt_", "sqrt.out");
   Structured<"aten::prod.dim_int", DeviceCheck::NoCheck, at::meta::structured_prod_dim_int,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool, ::std::optional<at::ScalarType>)>(&at::cpu::prod_out)>::register_in(m, "prod.dim_int", nullptr, "prod.int_out");
   Structured<"aten::tan", DeviceCheck::NoCheck, at::meta::structured_tan,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::tan_out)>::register_in(m, "tan", "tan_", "tan.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::tan_out), at::native::structured_tan_out>::register_in(m, "tan", "tan_", "tan.out");
   Structured<"aten::tanh", DeviceCheck::NoCheck, at::meta::structured_tanh,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::tanh_out)>::register_in(m, "tanh", "tanh_", "tanh.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::tanh_out), at::native::structured_tanh_out>::register_in(m, "tanh", "tanh_", "tanh.out");
   Structured<"aten::threshold", DeviceCheck::NoCheck, at::meta::structured_threshold,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::threshold_out)>::register_in(m, "threshold", "threshold_", "threshold.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::threshold_out), at::native::structured_threshold_out>::register_in(m, "threshold", "threshold_", "threshold.out");
   Structured<"aten::threshold_backward", DeviceCheck::ExactSame, at::meta::structured_threshold_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::threshold_backward_out)>::register_in(m, "threshold_backward", nullptr, "threshold_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::threshold_backward_out), at::native::structured_threshold_backward_out>::register_in(m, "threshold_backward", nullptr, "threshold_backward.grad_input");
   Structured<"aten::trunc", DeviceCheck::NoCheck, at::meta::structured_trunc,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::trunc_out)>::register_in(m, "trunc", "trunc_", "trunc.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::trunc_out), at::native::structured_trunc_out>::register_in(m, "trunc", "trunc_", "trunc.out");
   Structured<"aten::norm.ScalarOpt_dim_dtype", DeviceCheck::NoCheck, at::meta::structured_norm_ScalarOpt_dim_dtype,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, at::IntArrayRef, bool, at::ScalarType)>(&at::cpu::norm_out)>::register_in(m, "norm.ScalarOpt_dim_dtype", nullptr, "norm.dtype_out");
   Structured<"aten::norm.ScalarOpt_dim", DeviceCheck::NoCheck, at::meta::structured_norm_ScalarOpt_dim,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, at::IntArrayRef, bool)>(&at::cpu::norm_out)>::register_in(m, "norm.ScalarOpt_dim", nullptr, "norm.out");
   Structured<"aten::sub.Tensor", DeviceCheck::NoCheck, at::meta::structured_sub_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::sub_out)>::register_in(m, "sub.Tensor", "sub_.Tensor", "sub.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::sub_out), at::native::structured_sub_out>::register_in(m, "sub.Tensor", "sub_.Tensor", "sub.out");
   Structured<"aten::heaviside", DeviceCheck::NoCheck, at::meta::structured_heaviside,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::heaviside_out)>::register_in(m, "heaviside", "heaviside_", "heaviside.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::heaviside_out), at::native::structured_heaviside_out>::register_in(m, "heaviside", "heaviside_", "heaviside.out");
   Structured<"aten::addmm", DeviceCheck::ExactSame, at::meta::structured_addmm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::addmm_out)>::register_in(m, "addmm", "addmm_", "addmm.out");
   Structured<"aten::_addmm_activation", DeviceCheck::ExactSame, at::meta::structured__addmm_activation,
@@ -654,87 +792,87 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::scatter_reduce.two", DeviceCheck::ExactSame, at::meta::structured_scatter_reduce_two,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view, bool)>(&at::cpu::scatter_reduce_out)>::register_in(m, "scatter_reduce.two", "scatter_reduce_.two", "scatter_reduce.two_out");
   Structured<"aten::eq.Scalar", DeviceCheck::NoCheck, at::meta::structured_eq_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::eq_out)>::register_in(m, "eq.Scalar", "eq_.Scalar", "eq.Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::eq_out), at::native::structured_eq_Scalar_out>::register_in(m, "eq.Scalar", "eq_.Scalar", "eq.Scalar_out");
   Structured<"aten::eq.Tensor", DeviceCheck::NoCheck, at::meta::structured_eq_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::eq_out)>::register_in(m, "eq.Tensor", "eq_.Tensor", "eq.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::eq_out), at::native::structured_eq_Tensor_out>::register_in(m, "eq.Tensor", "eq_.Tensor", "eq.Tensor_out");
   Structured<"aten::bitwise_and.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_and_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_and_out)>::register_in(m, "bitwise_and.Tensor", "bitwise_and_.Tensor", "bitwise_and.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_and_out), at::native::structured_bitwise_and_out>::register_in(m, "bitwise_and.Tensor", "bitwise_and_.Tensor", "bitwise_and.Tensor_out");
   Structured<"aten::bitwise_or.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_or_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_or_out)>::register_in(m, "bitwise_or.Tensor", "bitwise_or_.Tensor", "bitwise_or.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_or_out), at::native::structured_bitwise_or_out>::register_in(m, "bitwise_or.Tensor", "bitwise_or_.Tensor", "bitwise_or.Tensor_out");
   Structured<"aten::bitwise_xor.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_xor_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_xor_out)>::register_in(m, "bitwise_xor.Tensor", "bitwise_xor_.Tensor", "bitwise_xor.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_xor_out), at::native::structured_bitwise_xor_out>::register_in(m, "bitwise_xor.Tensor", "bitwise_xor_.Tensor", "bitwise_xor.Tensor_out");
   Structured<"aten::bitwise_left_shift.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_left_shift_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_left_shift_out)>::register_in(m, "bitwise_left_shift.Tensor", "bitwise_left_shift_.Tensor", "bitwise_left_shift.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_left_shift_out), at::native::structured_bitwise_left_shift_out>::register_in(m, "bitwise_left_shift.Tensor", "bitwise_left_shift_.Tensor", "bitwise_left_shift.Tensor_out");
   Structured<"aten::bitwise_right_shift.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_right_shift_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_right_shift_out)>::register_in(m, "bitwise_right_shift.Tensor", "bitwise_right_shift_.Tensor", "bitwise_right_shift.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_right_shift_out), at::native::structured_bitwise_right_shift_out>::register_in(m, "bitwise_right_shift.Tensor", "bitwise_right_shift_.Tensor", "bitwise_right_shift.Tensor_out");
   Structured<"aten::tril", DeviceCheck::ExactSame, at::meta::structured_tril,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::tril_out)>::register_in(m, "tril", "tril_", "tril.out");
   Structured<"aten::triu", DeviceCheck::ExactSame, at::meta::structured_triu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::triu_out)>::register_in(m, "triu", "triu_", "triu.out");
   Structured<"aten::digamma", DeviceCheck::NoCheck, at::meta::structured_digamma,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::digamma_out)>::register_in(m, "digamma", "digamma_", "digamma.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::digamma_out), at::native::structured_digamma_out>::register_in(m, "digamma", "digamma_", "digamma.out");
   Structured<"aten::lerp.Scalar", DeviceCheck::NoCheck, at::meta::structured_lerp_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::lerp_out)>::register_in(m, "lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::lerp_out), at::native::structured_lerp_Scalar>::register_in(m, "lerp.Scalar", "lerp_.Scalar", "lerp.Scalar_out");
   Structured<"aten::lerp.Tensor", DeviceCheck::NoCheck, at::meta::structured_lerp_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lerp_out)>::register_in(m, "lerp.Tensor", "lerp_.Tensor", "lerp.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lerp_out), at::native::structured_lerp_Tensor>::register_in(m, "lerp.Tensor", "lerp_.Tensor", "lerp.Tensor_out");
   Structured<"aten::ne.Scalar", DeviceCheck::NoCheck, at::meta::structured_ne_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::ne_out)>::register_in(m, "ne.Scalar", "ne_.Scalar", "ne.Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::ne_out), at::native::structured_ne_Scalar_out>::register_in(m, "ne.Scalar", "ne_.Scalar", "ne.Scalar_out");
   Structured<"aten::ne.Tensor", DeviceCheck::NoCheck, at::meta::structured_ne_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::ne_out)>::register_in(m, "ne.Tensor", "ne_.Tensor", "ne.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::ne_out), at::native::structured_ne_Tensor_out>::register_in(m, "ne.Tensor", "ne_.Tensor", "ne.Tensor_out");
   Structured<"aten::ge.Scalar", DeviceCheck::NoCheck, at::meta::structured_ge_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::ge_out)>::register_in(m, "ge.Scalar", "ge_.Scalar", "ge.Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::ge_out), at::native::structured_ge_Scalar_out>::register_in(m, "ge.Scalar", "ge_.Scalar", "ge.Scalar_out");
   Structured<"aten::ge.Tensor", DeviceCheck::NoCheck, at::meta::structured_ge_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::ge_out)>::register_in(m, "ge.Tensor", "ge_.Tensor", "ge.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::ge_out), at::native::structured_ge_Tensor_out>::register_in(m, "ge.Tensor", "ge_.Tensor", "ge.Tensor_out");
   Structured<"aten::le.Scalar", DeviceCheck::NoCheck, at::meta::structured_le_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::le_out)>::register_in(m, "le.Scalar", "le_.Scalar", "le.Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::le_out), at::native::structured_le_Scalar_out>::register_in(m, "le.Scalar", "le_.Scalar", "le.Scalar_out");
   Structured<"aten::le.Tensor", DeviceCheck::NoCheck, at::meta::structured_le_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::le_out)>::register_in(m, "le.Tensor", "le_.Tensor", "le.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::le_out), at::native::structured_le_Tensor_out>::register_in(m, "le.Tensor", "le_.Tensor", "le.Tensor_out");
   Structured<"aten::gt.Scalar", DeviceCheck::NoCheck, at::meta::structured_gt_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::gt_out)>::register_in(m, "gt.Scalar", "gt_.Scalar", "gt.Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::gt_out), at::native::structured_gt_Scalar_out>::register_in(m, "gt.Scalar", "gt_.Scalar", "gt.Scalar_out");
   Structured<"aten::gt.Tensor", DeviceCheck::NoCheck, at::meta::structured_gt_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::gt_out)>::register_in(m, "gt.Tensor", "gt_.Tensor", "gt.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::gt_out), at::native::structured_gt_Tensor_out>::register_in(m, "gt.Tensor", "gt_.Tensor", "gt.Tensor_out");
   Structured<"aten::lt.Scalar", DeviceCheck::NoCheck, at::meta::structured_lt_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::lt_out)>::register_in(m, "lt.Scalar", "lt_.Scalar", "lt.Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::lt_out), at::native::structured_lt_Scalar_out>::register_in(m, "lt.Scalar", "lt_.Scalar", "lt.Scalar_out");
   Structured<"aten::lt.Tensor", DeviceCheck::NoCheck, at::meta::structured_lt_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lt_out)>::register_in(m, "lt.Tensor", "lt_.Tensor", "lt.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lt_out), at::native::structured_lt_Tensor_out>::register_in(m, "lt.Tensor", "lt_.Tensor", "lt.Tensor_out");
   Structured<"aten::gather", DeviceCheck::ExactSame, at::meta::structured_gather,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, bool)>(&at::cpu::gather_out)>::register_in(m, "gather", nullptr, "gather.out");
   Structured<"aten::addcmul", DeviceCheck::NoCheck, at::meta::structured_addcmul,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::addcmul_out)>::register_in(m, "addcmul", "addcmul_", "addcmul.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::addcmul_out), at::native::structured_addcmul_out>::register_in(m, "addcmul", "addcmul_", "addcmul.out");
   Structured<"aten::addcdiv", DeviceCheck::NoCheck, at::meta::structured_addcdiv,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::addcdiv_out)>::register_in(m, "addcdiv", "addcdiv_", "addcdiv.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::addcdiv_out), at::native::structured_addcdiv_out>::register_in(m, "addcdiv", "addcdiv_", "addcdiv.out");
   Structured<"aten::lgamma", DeviceCheck::NoCheck, at::meta::structured_lgamma,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::lgamma_out)>::register_in(m, "lgamma", "lgamma_", "lgamma.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::lgamma_out), at::native::structured_lgamma_out>::register_in(m, "lgamma", "lgamma_", "lgamma.out");
   Structured<"aten::erfinv", DeviceCheck::NoCheck, at::meta::structured_erfinv,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erfinv_out)>::register_in(m, "erfinv", "erfinv_", "erfinv.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::erfinv_out), at::native::structured_erfinv_out>::register_in(m, "erfinv", "erfinv_", "erfinv.out");
   Structured<"aten::i0", DeviceCheck::ExactSame, at::meta::structured_i0,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::i0_out)>::register_in(m, "i0", "i0_", "i0.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::i0_out), at::native::structured_i0_out>::register_in(m, "i0", "i0_", "i0.out");
   Structured<"aten::sign", DeviceCheck::NoCheck, at::meta::structured_sign,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sign_out)>::register_in(m, "sign", "sign_", "sign.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sign_out), at::native::structured_sign_out>::register_in(m, "sign", "sign_", "sign.out");
   Structured<"aten::signbit", DeviceCheck::ExactSame, at::meta::structured_signbit,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::signbit_out)>::register_in(m, "signbit", nullptr, "signbit.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::signbit_out), at::native::structured_signbit_out>::register_in(m, "signbit", nullptr, "signbit.out");
   Structured<"aten::atan2", DeviceCheck::NoCheck, at::meta::structured_atan2,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::atan2_out)>::register_in(m, "atan2", "atan2_", "atan2.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::atan2_out), at::native::structured_atan2_out>::register_in(m, "atan2", "atan2_", "atan2.out");
   Structured<"aten::fmod.Tensor", DeviceCheck::NoCheck, at::meta::structured_fmod_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmod_out)>::register_in(m, "fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmod_out), at::native::structured_fmod_out>::register_in(m, "fmod.Tensor", "fmod_.Tensor", "fmod.Tensor_out");
   Structured<"aten::hypot", DeviceCheck::NoCheck, at::meta::structured_hypot,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::hypot_out)>::register_in(m, "hypot", "hypot_", "hypot.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::hypot_out), at::native::structured_hypot_out>::register_in(m, "hypot", "hypot_", "hypot.out");
   Structured<"aten::igamma", DeviceCheck::ExactSame, at::meta::structured_igamma,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::igamma_out)>::register_in(m, "igamma", "igamma_", "igamma.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::igamma_out), at::native::structured_igamma_out>::register_in(m, "igamma", "igamma_", "igamma.out");
   Structured<"aten::igammac", DeviceCheck::ExactSame, at::meta::structured_igammac,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::igammac_out)>::register_in(m, "igammac", "igammac_", "igammac.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::igammac_out), at::native::structured_igammac_out>::register_in(m, "igammac", "igammac_", "igammac.out");
   Structured<"aten::nextafter", DeviceCheck::ExactSame, at::meta::structured_nextafter,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::nextafter_out)>::register_in(m, "nextafter", "nextafter_", "nextafter.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::nextafter_out), at::native::structured_nextafter_out>::register_in(m, "nextafter", "nextafter_", "nextafter.out");
   Structured<"aten::remainder.Tensor", DeviceCheck::NoCheck, at::meta::structured_remainder_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::remainder_out)>::register_in(m, "remainder.Tensor", "remainder_.Tensor", "remainder.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::remainder_out), at::native::structured_remainder_out>::register_in(m, "remainder.Tensor", "remainder_.Tensor", "remainder.Tensor_out");
   Structured<"aten::fmin", DeviceCheck::NoCheck, at::meta::structured_fmin,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmin_out)>::register_in(m, "fmin", nullptr, "fmin.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmin_out), at::native::structured_fmin_out>::register_in(m, "fmin", nullptr, "fmin.out");
   Structured<"aten::fmax", DeviceCheck::NoCheck, at::meta::structured_fmax,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmax_out)>::register_in(m, "fmax", nullptr, "fmax.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::fmax_out), at::native::structured_fmax_out>::register_in(m, "fmax", nullptr, "fmax.out");
   Structured<"aten::maximum", DeviceCheck::NoCheck, at::meta::structured_maximum,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::maximum_out)>::register_in(m, "maximum", nullptr, "maximum.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::maximum_out), at::native::structured_maximum_out>::register_in(m, "maximum", nullptr, "maximum.out");
   Structured<"aten::minimum", DeviceCheck::NoCheck, at::meta::structured_minimum,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::minimum_out)>::register_in(m, "minimum", nullptr, "minimum.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::minimum_out), at::native::structured_minimum_out>::register_in(m, "minimum", nullptr, "minimum.out");
   Structured<"aten::all", DeviceCheck::NoCheck, at::meta::structured_all,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::all_out)>::register_in(m, "all", nullptr, "all.all_out");
   Structured<"aten::any", DeviceCheck::NoCheck, at::meta::structured_any,
@@ -742,9 +880,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::renorm", DeviceCheck::NoCheck, at::meta::structured_renorm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, int64_t, const at::Scalar &)>(&at::cpu::renorm_out)>::register_in(m, "renorm", "renorm_", "renorm.out");
   Structured<"aten::pow.Tensor_Tensor", DeviceCheck::NoCheck, at::meta::structured_pow_Tensor_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::pow_out)>::register_in(m, "pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::pow_out), at::native::structured_pow_Tensor_Tensor_out>::register_in(m, "pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out");
   Structured<"aten::pow.Tensor_Scalar", DeviceCheck::NoCheck, at::meta::structured_pow_Tensor_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::pow_out)>::register_in(m, "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::pow_out), at::native::structured_pow_Tensor_Scalar_out>::register_in(m, "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out");
   Structured<"aten::_convert_indices_from_coo_to_csr", DeviceCheck::ExactSame, at::meta::structured__convert_indices_from_coo_to_csr,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_convert_indices_from_coo_to_csr_out)>::register_in(m, "_convert_indices_from_coo_to_csr", nullptr, "_convert_indices_from_coo_to_csr.out");
   Structured<"aten::_convert_indices_from_csr_to_coo", DeviceCheck::ExactSame, at::meta::structured__convert_indices_from_csr_to_coo,
@@ -752,27 +890,27 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::nll_loss_backward", DeviceCheck::ExactSame, at::meta::structured_nll_loss_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const ::std::optional<at::Tensor> &, int64_t, int64_t, const at::Tensor &)>(&at::cpu::nll_loss_backward_out)>::register_in(m, "nll_loss_backward", nullptr, "nll_loss_backward.grad_input");
   Structured<"aten::elu", DeviceCheck::NoCheck, at::meta::structured_elu,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, const at::Scalar &)>(&at::cpu::elu_out)>::register_in(m, "elu", "elu_", "elu.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, const at::Scalar &)>(&at::cpu::elu_out), at::native::structured_elu_out>::register_in(m, "elu", "elu_", "elu.out");
   Structured<"aten::elu_backward", DeviceCheck::ExactSame, at::meta::structured_elu_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, const at::Scalar &, bool, const at::Tensor &)>(&at::cpu::elu_backward_out)>::register_in(m, "elu_backward", nullptr, "elu_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, const at::Scalar &, bool, const at::Tensor &)>(&at::cpu::elu_backward_out), at::native::structured_elu_backward_out>::register_in(m, "elu_backward", nullptr, "elu_backward.grad_input");
   Structured<"aten::glu", DeviceCheck::ExactSame, at::meta::structured_glu,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::glu_out)>::register_in(m, "glu", nullptr, "glu.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::glu_out), at::native::structured_glu_out>::register_in(m, "glu", nullptr, "glu.out");
   Structured<"aten::hardsigmoid", DeviceCheck::NoCheck, at::meta::structured_hardsigmoid,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::hardsigmoid_out)>::register_in(m, "hardsigmoid", "hardsigmoid_", "hardsigmoid.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::hardsigmoid_out), at::native::structured_hardsigmoid_out>::register_in(m, "hardsigmoid", "hardsigmoid_", "hardsigmoid.out");
   Structured<"aten::hardsigmoid_backward", DeviceCheck::ExactSame, at::meta::structured_hardsigmoid_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::hardsigmoid_backward_out)>::register_in(m, "hardsigmoid_backward", nullptr, "hardsigmoid_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::hardsigmoid_backward_out), at::native::structured_hardsigmoid_backward_out>::register_in(m, "hardsigmoid_backward", nullptr, "hardsigmoid_backward.grad_input");
   Structured<"aten::leaky_relu", DeviceCheck::NoCheck, at::meta::structured_leaky_relu,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::leaky_relu_out)>::register_in(m, "leaky_relu", "leaky_relu_", "leaky_relu.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::leaky_relu_out), at::native::structured_leaky_relu_out>::register_in(m, "leaky_relu", "leaky_relu_", "leaky_relu.out");
   Structured<"aten::leaky_relu_backward", DeviceCheck::ExactSame, at::meta::structured_leaky_relu_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, bool)>(&at::cpu::leaky_relu_backward_out)>::register_in(m, "leaky_relu_backward", nullptr, "leaky_relu_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, bool)>(&at::cpu::leaky_relu_backward_out), at::native::structured_leaky_relu_backward_out>::register_in(m, "leaky_relu_backward", nullptr, "leaky_relu_backward.grad_input");
   Structured<"aten::softplus", DeviceCheck::NoCheck, at::meta::structured_softplus,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::softplus_out)>::register_in(m, "softplus", nullptr, "softplus.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::softplus_out), at::native::structured_softplus_out>::register_in(m, "softplus", nullptr, "softplus.out");
   Structured<"aten::softplus_backward", DeviceCheck::ExactSame, at::meta::structured_softplus_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::softplus_backward_out)>::register_in(m, "softplus_backward", nullptr, "softplus_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::softplus_backward_out), at::native::structured_softplus_backward_out>::register_in(m, "softplus_backward", nullptr, "softplus_backward.grad_input");
   Structured<"aten::softshrink", DeviceCheck::NoCheck, at::meta::structured_softshrink,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::softshrink_out)>::register_in(m, "softshrink", nullptr, "softshrink.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::softshrink_out), at::native::structured_softshrink_out>::register_in(m, "softshrink", nullptr, "softshrink.out");
   Structured<"aten::softshrink_backward", DeviceCheck::ExactSame, at::meta::structured_softshrink_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::softshrink_backward_out)>::register_in(m, "softshrink_backward", nullptr, "softshrink_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::softshrink_backward_out), at::native::structured_softshrink_backward_out>::register_in(m, "softshrink_backward", nullptr, "softshrink_backward.grad_input");
   Structured<"aten::adaptive_max_pool2d_backward", DeviceCheck::ExactSame, at::meta::structured_adaptive_max_pool2d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::adaptive_max_pool2d_backward_out)>::register_in(m, "adaptive_max_pool2d_backward", nullptr, "adaptive_max_pool2d_backward.grad_input");
   Structured<"aten::adaptive_max_pool3d_backward", DeviceCheck::ExactSame, at::meta::structured_adaptive_max_pool3d_backward,
@@ -858,35 +996,35 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::_upsample_nearest_exact3d_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact3d_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact3d_backward_out)>::register_in(m, "_upsample_nearest_exact3d_backward", nullptr, "_upsample_nearest_exact3d_backward.grad_input");
   Structured<"aten::sigmoid_backward", DeviceCheck::ExactSame, at::meta::structured_sigmoid_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::sigmoid_backward_out)>::register_in(m, "sigmoid_backward", nullptr, "sigmoid_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::sigmoid_backward_out), at::native::structured_sigmoid_backward_out>::register_in(m, "sigmoid_backward", nullptr, "sigmoid_backward.grad_input");
   Structured<"aten::logit_backward", DeviceCheck::ExactSame, at::meta::structured_logit_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, ::std::optional<double>)>(&at::cpu::logit_backward_out)>::register_in(m, "logit_backward", nullptr, "logit_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, ::std::optional<double>)>(&at::cpu::logit_backward_out), at::native::structured_logit_backward_out>::register_in(m, "logit_backward", nullptr, "logit_backward.grad_input");
   Structured<"aten::tanh_backward", DeviceCheck::ExactSame, at::meta::structured_tanh_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::tanh_backward_out)>::register_in(m, "tanh_backward", nullptr, "tanh_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::tanh_backward_out), at::native::structured_tanh_backward_out>::register_in(m, "tanh_backward", nullptr, "tanh_backward.grad_input");
   Structured<"aten::slow_conv_transpose2d", DeviceCheck::ExactSame, at::meta::structured_slow_conv_transpose2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, const ::std::optional<at::Tensor> &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef)>(&at::cpu::slow_conv_transpose2d_out)>::register_in(m, "slow_conv_transpose2d", nullptr, "slow_conv_transpose2d.out");
   Structured<"aten::isposinf", DeviceCheck::ExactSame, at::meta::structured_isposinf,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::isposinf_out)>::register_in(m, "isposinf", nullptr, "isposinf.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::isposinf_out), at::native::structured_isposinf_out>::register_in(m, "isposinf", nullptr, "isposinf.out");
   Structured<"aten::isneginf", DeviceCheck::ExactSame, at::meta::structured_isneginf,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::isneginf_out)>::register_in(m, "isneginf", nullptr, "isneginf.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::isneginf_out), at::native::structured_isneginf_out>::register_in(m, "isneginf", nullptr, "isneginf.out");
   Structured<"aten::special_entr", DeviceCheck::ExactSame, at::meta::structured_special_entr,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_entr_out)>::register_in(m, "special_entr", nullptr, "special_entr.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_entr_out), at::native::structured_special_entr_out>::register_in(m, "special_entr", nullptr, "special_entr.out");
   Structured<"aten::special_ndtri", DeviceCheck::ExactSame, at::meta::structured_special_ndtri,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_ndtri_out)>::register_in(m, "special_ndtri", nullptr, "special_ndtri.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_ndtri_out), at::native::structured_special_ndtri_out>::register_in(m, "special_ndtri", nullptr, "special_ndtri.out");
   Structured<"aten::special_log_ndtr", DeviceCheck::ExactSame, at::meta::structured_special_log_ndtr,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_log_ndtr_out)>::register_in(m, "special_log_ndtr", nullptr, "special_log_ndtr.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_log_ndtr_out), at::native::structured_special_log_ndtr_out>::register_in(m, "special_log_ndtr", nullptr, "special_log_ndtr.out");
   Structured<"aten::special_erfcx", DeviceCheck::ExactSame, at::meta::structured_special_erfcx,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_erfcx_out)>::register_in(m, "special_erfcx", nullptr, "special_erfcx.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_erfcx_out), at::native::structured_special_erfcx_out>::register_in(m, "special_erfcx", nullptr, "special_erfcx.out");
   Structured<"aten::special_xlog1py", DeviceCheck::NoCheck, at::meta::structured_special_xlog1py,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_xlog1py_out)>::register_in(m, "special_xlog1py", nullptr, "special_xlog1py.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_xlog1py_out), at::native::structured_special_xlog1py_out>::register_in(m, "special_xlog1py", nullptr, "special_xlog1py.out");
   Structured<"aten::special_zeta", DeviceCheck::NoCheck, at::meta::structured_special_zeta,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_zeta_out)>::register_in(m, "special_zeta", nullptr, "special_zeta.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_zeta_out), at::native::structured_special_zeta_out>::register_in(m, "special_zeta", nullptr, "special_zeta.out");
   Structured<"aten::special_i0e", DeviceCheck::ExactSame, at::meta::structured_special_i0e,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i0e_out)>::register_in(m, "special_i0e", nullptr, "special_i0e.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i0e_out), at::native::structured_special_i0e_out>::register_in(m, "special_i0e", nullptr, "special_i0e.out");
   Structured<"aten::special_i1", DeviceCheck::ExactSame, at::meta::structured_special_i1,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i1_out)>::register_in(m, "special_i1", nullptr, "special_i1.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i1_out), at::native::structured_special_i1_out>::register_in(m, "special_i1", nullptr, "special_i1.out");
   Structured<"aten::special_i1e", DeviceCheck::ExactSame, at::meta::structured_special_i1e,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i1e_out)>::register_in(m, "special_i1e", nullptr, "special_i1e.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i1e_out), at::native::structured_special_i1e_out>::register_in(m, "special_i1e", nullptr, "special_i1e.out");
   Structured<"aten::linalg_cross", DeviceCheck::ExactSame, at::meta::structured_linalg_cross,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::linalg_cross_out)>::register_in(m, "linalg_cross", nullptr, "linalg_cross.out");
   Structured<"aten::linalg_lu_solve", DeviceCheck::ExactSame, at::meta::structured_linalg_lu_solve,
@@ -896,53 +1034,53 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::linalg_vector_norm", DeviceCheck::ExactSame, at::meta::structured_linalg_vector_norm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::linalg_vector_norm_out)>::register_in(m, "linalg_vector_norm", nullptr, "linalg_vector_norm.out");
   Structured<"aten::special_airy_ai", DeviceCheck::ExactSame, at::meta::structured_special_airy_ai,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_airy_ai_out)>::register_in(m, "special_airy_ai", nullptr, "special_airy_ai.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_airy_ai_out), at::native::structured_special_airy_ai_out>::register_in(m, "special_airy_ai", nullptr, "special_airy_ai.out");
   Structured<"aten::special_bessel_j0", DeviceCheck::ExactSame, at::meta::structured_special_bessel_j0,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_j0_out)>::register_in(m, "special_bessel_j0", nullptr, "special_bessel_j0.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_j0_out), at::native::structured_special_bessel_j0_out>::register_in(m, "special_bessel_j0", nullptr, "special_bessel_j0.out");
   Structured<"aten::special_bessel_j1", DeviceCheck::ExactSame, at::meta::structured_special_bessel_j1,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_j1_out)>::register_in(m, "special_bessel_j1", nullptr, "special_bessel_j1.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_j1_out), at::native::structured_special_bessel_j1_out>::register_in(m, "special_bessel_j1", nullptr, "special_bessel_j1.out");
   Structured<"aten::special_bessel_y0", DeviceCheck::ExactSame, at::meta::structured_special_bessel_y0,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_y0_out)>::register_in(m, "special_bessel_y0", nullptr, "special_bessel_y0.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_y0_out), at::native::structured_special_bessel_y0_out>::register_in(m, "special_bessel_y0", nullptr, "special_bessel_y0.out");
   Structured<"aten::special_bessel_y1", DeviceCheck::ExactSame, at::meta::structured_special_bessel_y1,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_y1_out)>::register_in(m, "special_bessel_y1", nullptr, "special_bessel_y1.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_bessel_y1_out), at::native::structured_special_bessel_y1_out>::register_in(m, "special_bessel_y1", nullptr, "special_bessel_y1.out");
   Structured<"aten::special_chebyshev_polynomial_t", DeviceCheck::NoCheck, at::meta::structured_special_chebyshev_polynomial_t,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_t_out)>::register_in(m, "special_chebyshev_polynomial_t", nullptr, "special_chebyshev_polynomial_t.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_t_out), at::native::structured_special_chebyshev_polynomial_t_out>::register_in(m, "special_chebyshev_polynomial_t", nullptr, "special_chebyshev_polynomial_t.out");
   Structured<"aten::special_chebyshev_polynomial_u", DeviceCheck::NoCheck, at::meta::structured_special_chebyshev_polynomial_u,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_u_out)>::register_in(m, "special_chebyshev_polynomial_u", nullptr, "special_chebyshev_polynomial_u.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_u_out), at::native::structured_special_chebyshev_polynomial_u_out>::register_in(m, "special_chebyshev_polynomial_u", nullptr, "special_chebyshev_polynomial_u.out");
   Structured<"aten::special_chebyshev_polynomial_v", DeviceCheck::NoCheck, at::meta::structured_special_chebyshev_polynomial_v,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_v_out)>::register_in(m, "special_chebyshev_polynomial_v", nullptr, "special_chebyshev_polynomial_v.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_v_out), at::native::structured_special_chebyshev_polynomial_v_out>::register_in(m, "special_chebyshev_polynomial_v", nullptr, "special_chebyshev_polynomial_v.out");
   Structured<"aten::special_chebyshev_polynomial_w", DeviceCheck::NoCheck, at::meta::structured_special_chebyshev_polynomial_w,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_w_out)>::register_in(m, "special_chebyshev_polynomial_w", nullptr, "special_chebyshev_polynomial_w.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_chebyshev_polynomial_w_out), at::native::structured_special_chebyshev_polynomial_w_out>::register_in(m, "special_chebyshev_polynomial_w", nullptr, "special_chebyshev_polynomial_w.out");
   Structured<"aten::special_hermite_polynomial_h", DeviceCheck::NoCheck, at::meta::structured_special_hermite_polynomial_h,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_hermite_polynomial_h_out)>::register_in(m, "special_hermite_polynomial_h", nullptr, "special_hermite_polynomial_h.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_hermite_polynomial_h_out), at::native::structured_special_hermite_polynomial_h_out>::register_in(m, "special_hermite_polynomial_h", nullptr, "special_hermite_polynomial_h.out");
   Structured<"aten::special_hermite_polynomial_he", DeviceCheck::NoCheck, at::meta::structured_special_hermite_polynomial_he,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_hermite_polynomial_he_out)>::register_in(m, "special_hermite_polynomial_he", nullptr, "special_hermite_polynomial_he.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_hermite_polynomial_he_out), at::native::structured_special_hermite_polynomial_he_out>::register_in(m, "special_hermite_polynomial_he", nullptr, "special_hermite_polynomial_he.out");
   Structured<"aten::special_laguerre_polynomial_l", DeviceCheck::NoCheck, at::meta::structured_special_laguerre_polynomial_l,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_laguerre_polynomial_l_out)>::register_in(m, "special_laguerre_polynomial_l", nullptr, "special_laguerre_polynomial_l.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_laguerre_polynomial_l_out), at::native::structured_special_laguerre_polynomial_l_out>::register_in(m, "special_laguerre_polynomial_l", nullptr, "special_laguerre_polynomial_l.out");
   Structured<"aten::special_legendre_polynomial_p", DeviceCheck::NoCheck, at::meta::structured_special_legendre_polynomial_p,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_legendre_polynomial_p_out)>::register_in(m, "special_legendre_polynomial_p", nullptr, "special_legendre_polynomial_p.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_legendre_polynomial_p_out), at::native::structured_special_legendre_polynomial_p_out>::register_in(m, "special_legendre_polynomial_p", nullptr, "special_legendre_polynomial_p.out");
   Structured<"aten::special_modified_bessel_i0", DeviceCheck::ExactSame, at::meta::structured_special_modified_bessel_i0,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_i0_out)>::register_in(m, "special_modified_bessel_i0", nullptr, "special_modified_bessel_i0.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_i0_out), at::native::structured_special_modified_bessel_i0_out>::register_in(m, "special_modified_bessel_i0", nullptr, "special_modified_bessel_i0.out");
   Structured<"aten::special_modified_bessel_i1", DeviceCheck::ExactSame, at::meta::structured_special_modified_bessel_i1,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_i1_out)>::register_in(m, "special_modified_bessel_i1", nullptr, "special_modified_bessel_i1.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_i1_out), at::native::structured_special_modified_bessel_i1_out>::register_in(m, "special_modified_bessel_i1", nullptr, "special_modified_bessel_i1.out");
   Structured<"aten::special_modified_bessel_k0", DeviceCheck::ExactSame, at::meta::structured_special_modified_bessel_k0,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_k0_out)>::register_in(m, "special_modified_bessel_k0", nullptr, "special_modified_bessel_k0.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_k0_out), at::native::structured_special_modified_bessel_k0_out>::register_in(m, "special_modified_bessel_k0", nullptr, "special_modified_bessel_k0.out");
   Structured<"aten::special_modified_bessel_k1", DeviceCheck::ExactSame, at::meta::structured_special_modified_bessel_k1,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_k1_out)>::register_in(m, "special_modified_bessel_k1", nullptr, "special_modified_bessel_k1.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_modified_bessel_k1_out), at::native::structured_special_modified_bessel_k1_out>::register_in(m, "special_modified_bessel_k1", nullptr, "special_modified_bessel_k1.out");
   Structured<"aten::special_scaled_modified_bessel_k0", DeviceCheck::ExactSame, at::meta::structured_special_scaled_modified_bessel_k0,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_scaled_modified_bessel_k0_out)>::register_in(m, "special_scaled_modified_bessel_k0", nullptr, "special_scaled_modified_bessel_k0.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_scaled_modified_bessel_k0_out), at::native::structured_special_scaled_modified_bessel_k0_out>::register_in(m, "special_scaled_modified_bessel_k0", nullptr, "special_scaled_modified_bessel_k0.out");
   Structured<"aten::special_scaled_modified_bessel_k1", DeviceCheck::ExactSame, at::meta::structured_special_scaled_modified_bessel_k1,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_scaled_modified_bessel_k1_out)>::register_in(m, "special_scaled_modified_bessel_k1", nullptr, "special_scaled_modified_bessel_k1.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_scaled_modified_bessel_k1_out), at::native::structured_special_scaled_modified_bessel_k1_out>::register_in(m, "special_scaled_modified_bessel_k1", nullptr, "special_scaled_modified_bessel_k1.out");
   Structured<"aten::special_shifted_chebyshev_polynomial_t", DeviceCheck::NoCheck, at::meta::structured_special_shifted_chebyshev_polynomial_t,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_t_out)>::register_in(m, "special_shifted_chebyshev_polynomial_t", nullptr, "special_shifted_chebyshev_polynomial_t.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_t_out), at::native::structured_special_shifted_chebyshev_polynomial_t_out>::register_in(m, "special_shifted_chebyshev_polynomial_t", nullptr, "special_shifted_chebyshev_polynomial_t.out");
   Structured<"aten::special_shifted_chebyshev_polynomial_u", DeviceCheck::NoCheck, at::meta::structured_special_shifted_chebyshev_polynomial_u,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_u_out)>::register_in(m, "special_shifted_chebyshev_polynomial_u", nullptr, "special_shifted_chebyshev_polynomial_u.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_u_out), at::native::structured_special_shifted_chebyshev_polynomial_u_out>::register_in(m, "special_shifted_chebyshev_polynomial_u", nullptr, "special_shifted_chebyshev_polynomial_u.out");
   Structured<"aten::special_shifted_chebyshev_polynomial_v", DeviceCheck::NoCheck, at::meta::structured_special_shifted_chebyshev_polynomial_v,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_v_out)>::register_in(m, "special_shifted_chebyshev_polynomial_v", nullptr, "special_shifted_chebyshev_polynomial_v.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_v_out), at::native::structured_special_shifted_chebyshev_polynomial_v_out>::register_in(m, "special_shifted_chebyshev_polynomial_v", nullptr, "special_shifted_chebyshev_polynomial_v.out");
   Structured<"aten::special_shifted_chebyshev_polynomial_w", DeviceCheck::NoCheck, at::meta::structured_special_shifted_chebyshev_polynomial_w,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_w_out)>::register_in(m, "special_shifted_chebyshev_polynomial_w", nullptr, "special_shifted_chebyshev_polynomial_w.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::special_shifted_chebyshev_polynomial_w_out), at::native::structured_special_shifted_chebyshev_polynomial_w_out>::register_in(m, "special_shifted_chebyshev_polynomial_w", nullptr, "special_shifted_chebyshev_polynomial_w.out");
   Structured<"aten::special_spherical_bessel_j0", DeviceCheck::ExactSame, at::meta::structured_special_spherical_bessel_j0,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_spherical_bessel_j0_out)>::register_in(m, "special_spherical_bessel_j0", nullptr, "special_spherical_bessel_j0.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_spherical_bessel_j0_out), at::native::structured_special_spherical_bessel_j0_out>::register_in(m, "special_spherical_bessel_j0", nullptr, "special_spherical_bessel_j0.out");
 }
 
 }  // namespace
