@@ -102,32 +102,65 @@ RECORD_STREAM = """
 import json, torch
 foo = torch.foo
 side = foo.Stream()
-x = torch.empty(1 << 20, dtype=torch.uint8, device="foo")
+x = torch.empty({nbytes}, dtype=torch.uint8, device="foo")
 ptr = x.data_ptr()
 with foo.stream(side):
     foo._sleep(300)          # side is busy with (pretend) reads of x
 {use}
 del x
-early = torch.empty(1 << 20, dtype=torch.uint8, device="foo").data_ptr()
+early = torch.empty({nbytes}, dtype=torch.uint8, device="foo").data_ptr()
 side.synchronize()
-late = torch.empty(1 << 20, dtype=torch.uint8, device="foo").data_ptr()
+late = torch.empty({nbytes}, dtype=torch.uint8, device="foo").data_ptr()
 print(json.dumps([early == ptr, late == ptr]))
 """
 
 
-def test_record_stream_delays_reuse_until_the_streams_work_is_done():
-    assert run_python_json(RECORD_STREAM.format(use="x.record_stream(side)")) == [False, True]
+# A large-pool block, and a small one (freed small blocks are kept aside for
+# the next request of their size: the same rules must hold for them).
+BLOCK_SIZES = pytest.mark.parametrize("nbytes", [1 << 20, 4000])
 
 
-def test_without_record_stream_the_block_is_reused_at_once():
+@BLOCK_SIZES
+def test_record_stream_delays_reuse_until_the_streams_work_is_done(nbytes):
+    assert run_python_json(RECORD_STREAM.format(use="x.record_stream(side)", nbytes=nbytes)) == [False, True]
+
+
+@BLOCK_SIZES
+def test_without_record_stream_the_block_is_reused_at_once(nbytes):
     # Exactly CUDA's hazard: the memory is handed out while side may still read it.
-    assert run_python_json(RECORD_STREAM.format(use="pass")) == [True, True]
+    assert run_python_json(RECORD_STREAM.format(use="pass", nbytes=nbytes)) == [True, True]
 
 
-def test_record_stream_with_a_stream_of_another_device_is_honoured():
+@BLOCK_SIZES
+def test_record_stream_with_a_stream_of_another_device_is_honoured(nbytes):
     use = "x.record_stream(foo.Stream(1)); foo.set_stream(foo.current_stream())\nwith foo.device(1): foo._sleep(1)"
-    code = RECORD_STREAM.replace("side = foo.Stream()", "side = foo.Stream(1)").format(use="x.record_stream(side)")
+    code = RECORD_STREAM.replace("side = foo.Stream()", "side = foo.Stream(1)").format(use="x.record_stream(side)",
+                                                                                        nbytes=nbytes)
     assert run_python_json(code) == [False, True]
+
+
+def test_a_freed_small_block_serves_its_own_stream_only_and_returns_to_the_pool():
+    out = run_python_json("""
+        import json, torch
+        foo = torch.foo
+        side = foo.Stream()
+        a = torch.empty(1000, device="foo")
+        b = torch.empty(1000, device="foo")
+        freed = a.data_ptr()
+        del a
+        with foo.stream(side):
+            other_stream = torch.empty(1000, device="foo").data_ptr()
+        same_stream = torch.empty(1000, device="foo").data_ptr()
+        # A request of another size takes its block from the pool, where the
+        # freed blocks are again, merged with their free neighbours.
+        del b
+        big = torch.empty(3000, device="foo")
+        segments = foo.memory_stats()["segment.all.current"]
+        del big
+        foo.empty_cache()
+        print(json.dumps([other_stream != freed, same_stream == freed, segments, foo.memory_reserved()]))
+    """)
+    assert out == [True, True, 2, 0]  # one small segment per stream, all returned by empty_cache
 
 
 def test_record_stream_needs_a_foo_stream(foo):

@@ -10,12 +10,18 @@ namespace {
 
 constexpr c10::DispatchKeySet kFooKeys(c10::DispatchKey::PrivateUse1);
 
+// A device without an index means the current one: no switch, and no
+// switching back, on the allocation path.
+std::optional<c10::Device> device_to_switch_to(std::optional<c10::Device> device) {
+  return device && device->has_index() ? device : std::nullopt;
+}
+
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                                std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                                std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
   TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
   TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided, "foo tensors must be strided, not ", *layout);
-  c10::OptionalDeviceGuard guard(device);
+  c10::OptionalDeviceGuard guard(device_to_switch_to(device));
   return at::detail::empty_generic(size, getFooDeviceAllocator(), kFooKeys,
                                    dtype.value_or(c10::get_default_dtype_as_scalartype()), memory_format);
 }
@@ -25,7 +31,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
                          std::optional<bool> pin_memory) {
   TORCH_CHECK(!pin_memory.value_or(false), "Only dense CPU tensors can be pinned");
   TORCH_CHECK(layout.value_or(c10::kStrided) == c10::kStrided, "foo tensors must be strided, not ", *layout);
-  c10::OptionalDeviceGuard guard(device);
+  c10::OptionalDeviceGuard guard(device_to_switch_to(device));
   return at::detail::empty_strided_generic(size, stride, getFooDeviceAllocator(), kFooKeys,
                                            dtype.value_or(c10::get_default_dtype_as_scalartype()));
 }

@@ -86,6 +86,7 @@ struct Block {
   void* ptr;
   Segment* segment;
   bool allocated = false;
+  bool parked = false;    // freed, kept out of its pool for the next request of its size (DeviceCache::parked_)
   Block* prev = nullptr;  // neighbours carved from the same segment
   Block* next = nullptr;
   std::unordered_set<FooStream> stream_uses;  // streams added by record_stream
@@ -136,7 +137,11 @@ class DeviceCache {
     if (captures_.empty()) process_events();
     size_t size = round_size(requested);
     BlockPool& pool = pool_for(stream, size);
-    Block* block = take_free_block(pool, stream, size);
+    Block* block = &pool == &small_ ? take_parked(stream, size) : nullptr;
+    if (block == nullptr) {
+      unpark_all();
+      block = take_free_block(pool, stream, size);
+    }
     if (block == nullptr) block = new_segment(lock, pool, stream, size, requested, context);
     if (should_split(block, size)) block = split(block, size);
     block->allocated = true;
@@ -481,13 +486,50 @@ class DeviceCache {
     release_to_pool(block);
   }
 
-  // A block nobody uses any more: merge it with free neighbours, then pool it.
+  // A block nobody uses any more: parked for the next request of its size
+  // on its stream, or merged with its free neighbours and pooled.
   void release_to_pool(Block* block) {
     bool small = block->pool->is_small;
     update(stats_.active, small, -1);
     update(stats_.active_bytes, small, -static_cast<int64_t>(block->size));
+    if (block->pool == &small_ && !history_recording()) {
+      if (parked_.size() == kParkedBlocks) unpark(parked_.front());
+      block->parked = true;
+      parked_.push_back(block);
+      return;
+    }
+    merge_and_pool(block);
+  }
+
+  // Small tensors freed and allocated again at once (temporaries of a
+  // training step, a loop's scratch tensors) skip the pool's ordered set and
+  // the split and merge they would cost: the block freed last of a size is
+  // handed back as it is. Any other request first returns every parked block
+  // to its pool, so what the pool finds, splits and merges is unchanged.
+  Block* take_parked(fooStream_t stream, size_t size) {
+    for (auto it = parked_.rbegin(); it != parked_.rend(); ++it) {
+      Block* block = *it;
+      if (block->stream != stream || block->size != size) continue;
+      parked_.erase(std::next(it).base());
+      block->parked = false;
+      return block;
+    }
+    return nullptr;
+  }
+
+  void unpark(Block* block) {
+    parked_.erase(std::find(parked_.begin(), parked_.end(), block));
+    block->parked = false;
+    merge_and_pool(block);
+  }
+
+  void unpark_all() {
+    while (!parked_.empty()) unpark(parked_.back());
+  }
+
+  void merge_and_pool(Block* block) {
     for (Block* neighbour : {block->prev, block->next}) {
-      if (neighbour == nullptr || neighbour->allocated || neighbour->event_count > 0) continue;
+      if (neighbour == nullptr || neighbour->allocated || neighbour->parked || neighbour->event_count > 0) continue;
       block->pool->blocks.erase(neighbour);
       if (neighbour == block->prev) {
         block->ptr = neighbour->ptr;
@@ -529,6 +571,7 @@ class DeviceCache {
     for (auto& event : waits) event->synchronize();
     lock.lock();
     process_events();
+    unpark_all();  // after the wait: frees made meanwhile may have parked blocks
     std::vector<Block*> segments;
     std::vector<BlockPool*> releasable;
     if (device_pools) releasable = {&small_, &large_};
@@ -588,6 +631,8 @@ class DeviceCache {
   // Captures under way on this device, each with its pool and the streams it allocates for.
   std::vector<std::pair<c10::MempoolId_t, std::function<bool(fooStream_t)>>> captures_;
   std::vector<Block*> deferred_;  // frees whose stream uses wait for the captures to end
+  static constexpr size_t kParkedBlocks = 8;
+  std::vector<Block*> parked_;  // freed small blocks, oldest first (release_to_pool)
   std::deque<std::pair<std::shared_ptr<FooEvent>, Block*>> pending_;
   DeviceStats stats_;
   std::map<uintptr_t, Segment> segments_;  // by address, for snapshots
