@@ -210,3 +210,25 @@ def test_torch_accelerator_memory_functions(foo):
     del x
     torch.accelerator.empty_cache()
     assert foo.memory_allocated() <= stats["allocated_bytes.all.current"] - (4 << 20)
+
+
+def test_kept_aside_blocks_and_their_neighbours_stay_consistent():
+    # More frees than blocks kept aside, in an order where the oldest kept
+    # block's neighbour is the block being freed: every block must still be
+    # accounted for, merged back, and returned by empty_cache.
+    out = run_python_json("""
+        import json, torch
+        foo = torch.foo
+        for round in range(3):
+            blocks = [torch.empty(1000, device="foo") for _ in range(20)]
+            # Eight kept aside (1, 5, ..., 17); freeing 2 returns 1, its neighbour.
+            first = [1, 5, 7, 9, 11, 13, 15, 17, 2]
+            for i in first + [i for i in range(20) if i not in first]:
+                blocks[i] = None
+            mixed = [torch.empty(n, device="foo") for n in (1000, 3000, 1000, 700, 1000)]
+            del mixed
+        stats = foo.memory_stats()
+        foo.empty_cache()
+        print(json.dumps([stats["allocated_bytes.all.current"], stats["active.all.current"], foo.memory_reserved()]))
+    """)
+    assert out == [0, 0, 0]

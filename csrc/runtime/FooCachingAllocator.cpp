@@ -493,9 +493,11 @@ class DeviceCache {
     update(stats_.active, small, -1);
     update(stats_.active_bytes, small, -static_cast<int64_t>(block->size));
     if (block->pool == &small_ && !history_recording()) {
-      if (parked_.size() == kParkedBlocks) unpark(parked_.front());
+      // Parked before the oldest is returned to the pool: merging that one
+      // must not absorb this block, its neighbour perhaps.
       block->parked = true;
       parked_.push_back(block);
+      if (parked_.size() > kParkedBlocks) unpark(parked_.front());
       return;
     }
     merge_and_pool(block);
