@@ -45,5 +45,59 @@ def copies(size: int = 64 * MiB) -> list[dict]:
     return results
 
 
+def device_copies(size: int = 64 * MiB) -> list[dict]:
+    """Copies between foo tensors, on one device and across two, against
+    the same copy_ between CPU tensors."""
+    n = size // 4
+    host_src, host_dst = torch.randn(n), torch.empty(n)
+    src = torch.randn(n, device="foo:0")
+    same, other = torch.empty(n, device="foo:0"), torch.empty(n, device=f"foo:{min(1, torch.foo.device_count() - 1)}")
+
+    def memcpy() -> None:
+        host_dst.copy_(host_src)
+
+    def across() -> None:
+        other.copy_(src)
+        torch.foo.synchronize(other.device)
+
+    return [row("device->device copy 64 MiB, one device", *ratio(synced(lambda: same.copy_(src)), memcpy, repeat=5)),
+            row("device->device copy 64 MiB, foo:0 -> foo:1", *ratio(across, memcpy, repeat=5))]
+
+
+def copy_overlaps_compute(size: int = 64 * MiB) -> dict:
+    """A non_blocking pinned copy on one stream and a matmul chain on
+    another, against the two one after the other (one intra-op thread)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        pinned = torch.randn(size // 4).pin_memory()
+        device = torch.empty(size // 4, device="foo")
+        a = torch.randn(384, 384, device="foo")
+        copy_stream, compute_stream = torch.foo.Stream(), torch.foo.Stream()
+
+        def compute() -> None:
+            for _ in range(4):
+                a @ a
+
+        def overlapped() -> None:
+            with torch.foo.stream(copy_stream):
+                device.copy_(pinned, non_blocking=True)
+            with torch.foo.stream(compute_stream):
+                compute()
+            torch.foo.synchronize()
+
+        def serial() -> None:
+            with torch.foo.stream(copy_stream):
+                device.copy_(pinned, non_blocking=True)
+                compute()
+            torch.foo.synchronize()
+
+        both_s, serial_s, r = ratio(overlapped, serial, repeat=3)
+    finally:
+        torch.set_num_threads(threads)
+    return row("pinned host->device copy 64 MiB and a matmul chain: two streams vs one (1 thread)", both_s, serial_s, r,
+               "<= 0.6x (of one stream)")
+
+
 def run() -> list[dict]:
-    return allocation() + copies()
+    return allocation() + copies() + device_copies() + [copy_overlaps_compute()]
