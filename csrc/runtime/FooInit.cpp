@@ -7,6 +7,7 @@
 
 #include <c10/util/Exception.h>
 
+#include "FooCopyRunner.h"
 #include "FooException.h"
 #include "FooFunctions.h"
 
@@ -31,6 +32,7 @@ void lazy_init() {
   if (g_initialized.load()) return;
   TORCH_CHECK(device_count() > 0, "Found no foo devices: ", no_device_reason());
   FOO_CHECK(fooInit());
+  use_aten_threads_for_copies();
   // Registered once: the flag must survive every later fork.
   static const int registered = pthread_atfork(nullptr, nullptr, &on_fork_child);
   (void)registered;

@@ -105,14 +105,19 @@ void declare_copy(const Plan& p, void* dst, const void* src, size_t count) {
   if (p.dst.type != fooMemoryTypeUnregistered) foo_sim::race::declare_own(dst, count, true, name);
 }
 
-// The work a copy queues: the bytes moved with the configured copy threads.
+// The work a copy queues: the bytes moved in up to FOO_SIM_COPY_THREADS pieces at once.
 auto move_work(Runtime* rt, void* dst, const void* src, size_t count) {
-  return [dst, src, count, threads = rt->config().copy_threads] { foo_sim::copy_bytes(dst, src, count, threads); };
+  return [dst, src, count, pieces = rt->config().copy_threads] { foo_sim::copy_bytes(dst, src, count, pieces); };
 }
 
 }  // namespace
 
 extern "C" {
+
+fooError_t fooSetCopyRunner(fooCopyRunner runner, void* userData) {
+  foo_sim::set_copy_runner(runner, userData);
+  return fooSuccess;
+}
 
 fooError_t fooMemcpy(void* dst, const void* src, size_t count, fooMemcpyKind kind) {
   if (count == 0) return fooSuccess;

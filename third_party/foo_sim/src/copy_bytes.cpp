@@ -1,8 +1,10 @@
 #include "copy_bytes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -28,39 +30,76 @@ void move_piece(char* dst, const char* src, size_t count) {
   }
 }
 
+// One copy cut into pieces of whole cache lines, the last one taking the remainder.
+struct Pieces {
+  char* dst;
+  const char* src;
+  size_t count;
+  size_t piece;
+  size_t pieces;
+
+  void move(size_t i) const {
+    size_t offset = i * piece;
+    if (offset < count) move_piece(dst + offset, src + offset, std::min(piece, count - offset));
+  }
+};
+
+struct Runner {
+  fooCopyRunner fn = nullptr;
+  void* user_data = nullptr;
+};
+std::mutex runner_mutex;
+Runner registered;
+
+Runner current_runner() {
+  std::lock_guard<std::mutex> lock(runner_mutex);
+  return registered;
+}
+
+// Helper threads live for one copy: a copy this large takes milliseconds,
+// starting a thread tens of microseconds, and nothing outlives the call
+// (no pool to shut down at exit or to lose in a forked child).
+void move_on_own_threads(const Pieces& p) {
+  std::vector<std::thread> helpers;
+  size_t i = 1;  // the calling thread moves piece 0
+  for (; i < p.pieces; ++i) {
+    try {
+      helpers.emplace_back([&p, i] { p.move(i); });
+    } catch (const std::system_error&) {
+      break;  // no thread to be had: the rest here
+    }
+  }
+  for (size_t rest = i; rest < p.pieces; ++rest) p.move(rest);
+  p.move(0);
+  for (auto& t : helpers) t.join();
+}
+
 }  // namespace
 
-void copy_bytes(void* dst, const void* src, size_t count, int threads) {
-  size_t pieces = std::min<size_t>(std::max(threads, 1), count / kMinBytesPerThread);
+void set_copy_runner(fooCopyRunner runner, void* user_data) {
+  std::lock_guard<std::mutex> lock(runner_mutex);
+  registered = {runner, user_data};
+}
+
+void copy_bytes(void* dst, const void* src, size_t count, int pieces) {
   if (overlap(dst, src, count)) {
     std::memmove(dst, src, count);
     return;
   }
-  if (pieces < 2) {
-    move_piece(static_cast<char*>(dst), static_cast<const char*>(src), count);
+  Pieces p{static_cast<char*>(dst), static_cast<const char*>(src), count, 0, 0};
+  p.pieces = std::min<size_t>(std::max(pieces, 1), count / kMinBytesPerPiece);
+  if (p.pieces < 2) {
+    move_piece(p.dst, p.src, count);
     return;
   }
-  // Pieces of whole cache lines, the last one taking the remainder.
-  size_t piece = (count / pieces + 63) & ~size_t{63};
-  auto* d = static_cast<char*>(dst);
-  const auto* s = static_cast<const char*>(src);
-  // Helper threads live for one copy: a copy this large takes milliseconds,
-  // starting a thread tens of microseconds, and nothing outlives the call
-  // (no pool to shut down at exit or to lose in a forked child).
-  std::vector<std::thread> helpers;
-  size_t offset = piece;  // the calling thread moves the first piece
-  for (size_t i = 1; i < pieces && offset < count; ++i, offset += piece) {
-    size_t n = std::min(piece, count - offset);
-    try {
-      helpers.emplace_back([=] { move_piece(d + offset, s + offset, n); });
-    } catch (const std::system_error&) {
-      move_piece(d + offset, s + offset, count - offset);  // no thread to be had: the rest here
-      offset = count;
-      break;
-    }
+  p.piece = (count / p.pieces + 63) & ~size_t{63};
+  p.pieces = (count + p.piece - 1) / p.piece;
+  Runner runner = current_runner();
+  if (runner.fn == nullptr) {
+    move_on_own_threads(p);
+    return;
   }
-  move_piece(d, s, std::min(piece, count));
-  for (auto& t : helpers) t.join();
+  runner.fn(p.pieces, [](size_t i, void* data) { static_cast<const Pieces*>(data)->move(i); }, &p, runner.user_data);
 }
 
 }  // namespace foo_sim

@@ -6,13 +6,19 @@
 
 #include <cstddef>
 
+#include "foo_sim/foo_runtime.h"
+
 namespace foo_sim {
 
-// Moves `count` bytes from `src` to `dst` as std::memmove does, with up to
-// `threads` threads (the calling thread among them) when the ranges do not
-// overlap and each thread gets at least kMinBytesPerThread.
-void copy_bytes(void* dst, const void* src, size_t count, int threads);
+// Moves `count` bytes from `src` to `dst` as std::memmove does, in up to
+// `pieces` pieces moved at once when the ranges do not overlap and each
+// piece gets at least kMinBytesPerPiece: by the registered copy runner
+// (fooSetCopyRunner), or else by the calling thread and helper threads.
+void copy_bytes(void* dst, const void* src, size_t count, int pieces);
 
-inline constexpr size_t kMinBytesPerThread = size_t{1} << 20;
+// fooSetCopyRunner.
+void set_copy_runner(fooCopyRunner runner, void* user_data);
+
+inline constexpr size_t kMinBytesPerPiece = size_t{1} << 20;
 
 }  // namespace foo_sim

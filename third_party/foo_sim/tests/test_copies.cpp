@@ -1,6 +1,9 @@
 // Copies: every direction, synchronous and stream-ordered, and bad input.
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "harness.h"
@@ -155,4 +158,53 @@ TEST(large_copies_are_exact) {
   CHECK_OK(fooFreeHost(pinned));
   CHECK_OK(fooFree(dev));
   CHECK_OK(fooFree(dev2));
+}
+
+// A registered copy runner moves every piece of a large copy (in any order,
+// on any thread), and NULL gives the copies back to foo_sim's threads.
+namespace {
+struct RunnerLog {
+  std::atomic<int> calls{0};
+  std::atomic<size_t> pieces{0};
+};
+
+void reversed_on_two_threads(size_t pieces, fooCopyPieceFn piece, void* piece_data, void* user_data) {
+  auto* log = static_cast<RunnerLog*>(user_data);
+  log->calls.fetch_add(1);
+  log->pieces.fetch_add(pieces);
+  std::thread odd([&] {
+    for (size_t i = pieces; i-- > 0;) {
+      if (i % 2 == 1) piece(i, piece_data);
+    }
+  });
+  for (size_t i = pieces; i-- > 0;) {
+    if (i % 2 == 0) piece(i, piece_data);
+  }
+  odd.join();
+}
+}  // namespace
+
+TEST(a_registered_copy_runner_moves_every_piece) {
+  constexpr size_t n = (size_t{7} << 20) + 101;
+  std::vector<unsigned char> src(n), back(n, 0);
+  for (size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>((i * 40503u) >> 7);
+  void* dev = nullptr;
+  CHECK_OK(fooMalloc(&dev, n));
+  RunnerLog log;
+  CHECK_OK(fooSetCopyRunner(&reversed_on_two_threads, &log));
+  CHECK_OK(fooMemcpy(dev, src.data(), n, fooMemcpyHostToDevice));
+  CHECK_OK(fooMemcpy(back.data(), dev, n, fooMemcpyDeviceToHost));
+  CHECK(back == src);
+  CHECK(log.calls.load() == 2);
+  CHECK(log.pieces.load() >= 4);  // two copies of 7 MiB, in two pieces or more each
+  std::vector<unsigned char> small(1000, 7), small_back(1000, 0);
+  CHECK_OK(fooMemcpy(dev, small.data(), small.size(), fooMemcpyHostToDevice));  // one piece: no runner
+  CHECK(log.calls.load() == 2);
+  CHECK_OK(fooSetCopyRunner(nullptr, nullptr));
+  std::fill(back.begin(), back.end(), 0);
+  CHECK_OK(fooMemcpy(dev, src.data(), n, fooMemcpyHostToDevice));
+  CHECK_OK(fooMemcpy(back.data(), dev, n, fooMemcpyDeviceToHost));
+  CHECK(back == src);
+  CHECK(log.calls.load() == 2);
+  CHECK_OK(fooFree(dev));
 }

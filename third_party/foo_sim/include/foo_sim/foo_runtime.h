@@ -289,6 +289,22 @@ FOO_SIM_API fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice,
                                           const void* src, int srcDevice,
                                           size_t count, fooStream_t stream);
 
+/* Who moves a large copy. A copy of 2 MiB or more is split into pieces
+ * (FOO_SIM_COPY_THREADS of them at most, each of 1 MiB or more). By default
+ * foo_sim moves them on threads of its own; an embedding that keeps a pool
+ * of worker threads (a framework's intra-op pool) registers `runner`, so
+ * that copies share the cores with its other parallel work as its own
+ * copies do. runner(pieces, piece, pieceData, userData) must call
+ * piece(i, pieceData) once for every i in [0, pieces), on any of its
+ * threads, concurrently or not, and return once all have returned. It is
+ * called from executor threads and from threads in fooMemcpy. NULL
+ * restores foo_sim's own threads. Set it before copies start: a copy
+ * under way keeps the runner it began with. */
+typedef void (*fooCopyPieceFn)(size_t index, void* pieceData);
+typedef void (*fooCopyRunner)(size_t pieces, fooCopyPieceFn piece,
+                              void* pieceData, void* userData);
+FOO_SIM_API fooError_t fooSetCopyRunner(fooCopyRunner runner, void* userData);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
