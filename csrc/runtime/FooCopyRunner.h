@@ -4,9 +4,11 @@
 namespace foo {
 
 // Registers ATen's intra-op thread pool as foo_sim's copy runner
-// (fooSetCopyRunner): the pieces of a large foo copy run on the threads
-// CPU PyTorch's own copy_ runs on, instead of on threads of foo_sim's
-// that would compete with that pool for the cores.
+// (fooSetCopyRunner): a large foo copy is cut into as many pieces as the
+// issuing thread has intra-op threads (torch.get_num_threads()), and the
+// pieces run on OpenMP threads, the pool CPU PyTorch's own copy_ runs on,
+// instead of on threads of foo_sim's that would compete with that pool for
+// the cores.
 void use_aten_threads_for_copies();
 
 }  // namespace foo

@@ -105,17 +105,20 @@ void declare_copy(const Plan& p, void* dst, const void* src, size_t count) {
   if (p.dst.type != fooMemoryTypeUnregistered) foo_sim::race::declare_own(dst, count, true, name);
 }
 
-// The work a copy queues: the bytes moved in up to FOO_SIM_COPY_THREADS pieces at once.
+// The work a copy queues: the bytes moved in up to FOO_SIM_COPY_THREADS
+// pieces at once (fewer if the issuing thread's runner width says so).
 auto move_work(Runtime* rt, void* dst, const void* src, size_t count) {
-  return [dst, src, count, pieces = rt->config().copy_threads] { foo_sim::copy_bytes(dst, src, count, pieces); };
+  return [dst, src, count, pieces = foo_sim::copy_pieces(rt->config().copy_threads)] {
+    foo_sim::copy_bytes(dst, src, count, pieces);
+  };
 }
 
 }  // namespace
 
 extern "C" {
 
-fooError_t fooSetCopyRunner(fooCopyRunner runner, void* userData) {
-  foo_sim::set_copy_runner(runner, userData);
+fooError_t fooSetCopyRunner(fooCopyRunner runner, fooCopyWidthFn width, void* userData) {
+  foo_sim::set_copy_runner(runner, width, userData);
   return fooSuccess;
 }
 

@@ -46,6 +46,7 @@ struct Pieces {
 
 struct Runner {
   fooCopyRunner fn = nullptr;
+  fooCopyWidthFn width = nullptr;
   void* user_data = nullptr;
 };
 std::mutex runner_mutex;
@@ -76,9 +77,15 @@ void move_on_own_threads(const Pieces& p) {
 
 }  // namespace
 
-void set_copy_runner(fooCopyRunner runner, void* user_data) {
+void set_copy_runner(fooCopyRunner runner, fooCopyWidthFn width, void* user_data) {
   std::lock_guard<std::mutex> lock(runner_mutex);
-  registered = {runner, user_data};
+  registered = {runner, runner ? width : nullptr, user_data};
+}
+
+int copy_pieces(int configured) {
+  Runner runner = current_runner();
+  if (runner.fn == nullptr || runner.width == nullptr) return configured;
+  return std::max(1, std::min(configured, runner.width(runner.user_data)));
 }
 
 void copy_bytes(void* dst, const void* src, size_t count, int pieces) {

@@ -17,7 +17,11 @@ namespace foo_sim {
 void copy_bytes(void* dst, const void* src, size_t count, int pieces);
 
 // fooSetCopyRunner.
-void set_copy_runner(fooCopyRunner runner, void* user_data);
+void set_copy_runner(fooCopyRunner runner, fooCopyWidthFn width, void* user_data);
+
+// How many pieces a copy issued now, on this thread, may be cut into: the
+// configured number, capped by the registered runner's width.
+int copy_pieces(int configured);
 
 inline constexpr size_t kMinBytesPerPiece = size_t{1} << 20;
 

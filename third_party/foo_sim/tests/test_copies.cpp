@@ -166,7 +166,10 @@ namespace {
 struct RunnerLog {
   std::atomic<int> calls{0};
   std::atomic<size_t> pieces{0};
+  std::atomic<int> width{0};  // what width() answers; 0 or less: every piece
 };
+
+int logged_width(void* user_data) { return static_cast<RunnerLog*>(user_data)->width.load(); }
 
 void reversed_on_two_threads(size_t pieces, fooCopyPieceFn piece, void* piece_data, void* user_data) {
   auto* log = static_cast<RunnerLog*>(user_data);
@@ -191,16 +194,26 @@ TEST(a_registered_copy_runner_moves_every_piece) {
   void* dev = nullptr;
   CHECK_OK(fooMalloc(&dev, n));
   RunnerLog log;
-  CHECK_OK(fooSetCopyRunner(&reversed_on_two_threads, &log));
+  CHECK_OK(fooSetCopyRunner(&reversed_on_two_threads, nullptr, &log));
   CHECK_OK(fooMemcpy(dev, src.data(), n, fooMemcpyHostToDevice));
   CHECK_OK(fooMemcpy(back.data(), dev, n, fooMemcpyDeviceToHost));
   CHECK(back == src);
   CHECK(log.calls.load() == 2);
-  CHECK(log.pieces.load() >= 4);  // two copies of 7 MiB, in two pieces or more each
+  CHECK(log.pieces.load() == 4);  // two copies of 7 MiB, in FOO_SIM_COPY_THREADS=2 pieces each
   std::vector<unsigned char> small(1000, 7), small_back(1000, 0);
   CHECK_OK(fooMemcpy(dev, small.data(), small.size(), fooMemcpyHostToDevice));  // one piece: no runner
   CHECK(log.calls.load() == 2);
-  CHECK_OK(fooSetCopyRunner(nullptr, nullptr));
+  // The issuing thread's width caps the pieces: one piece needs no runner.
+  CHECK_OK(fooSetCopyRunner(&reversed_on_two_threads, &logged_width, &log));
+  log.width = 1;
+  CHECK_OK(fooMemcpy(dev, src.data(), n, fooMemcpyHostToDevice));
+  CHECK(log.calls.load() == 2);
+  log.width = 8;  // more than FOO_SIM_COPY_THREADS: the configured number holds
+  CHECK_OK(fooMemcpy(back.data(), dev, n, fooMemcpyDeviceToHost));
+  CHECK(back == src);
+  CHECK(log.calls.load() == 3);
+  CHECK(log.pieces.load() == 6);
+  CHECK_OK(fooSetCopyRunner(nullptr, nullptr, nullptr));
   std::fill(back.begin(), back.end(), 0);
   CHECK_OK(fooMemcpy(dev, src.data(), n, fooMemcpyHostToDevice));
   CHECK_OK(fooMemcpy(back.data(), dev, n, fooMemcpyDeviceToHost));

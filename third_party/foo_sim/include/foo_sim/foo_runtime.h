@@ -297,13 +297,18 @@ FOO_SIM_API fooError_t fooMemcpyPeerAsync(void* dst, int dstDevice,
  * copies do. runner(pieces, piece, pieceData, userData) must call
  * piece(i, pieceData) once for every i in [0, pieces), on any of its
  * threads, concurrently or not, and return once all have returned. It is
- * called from executor threads and from threads in fooMemcpy. NULL
- * restores foo_sim's own threads. Set it before copies start: a copy
- * under way keeps the runner it began with. */
+ * called from executor threads and from threads in fooMemcpy. `width`
+ * (may be NULL) is called with userData on the thread that issues a copy,
+ * as it issues it: the copy is cut into at most that many pieces, as that
+ * thread's own parallel work would be. NULL for runner restores foo_sim's
+ * own threads. Set it before copies start: a copy under way keeps the
+ * runner it began with. */
 typedef void (*fooCopyPieceFn)(size_t index, void* pieceData);
 typedef void (*fooCopyRunner)(size_t pieces, fooCopyPieceFn piece,
                               void* pieceData, void* userData);
-FOO_SIM_API fooError_t fooSetCopyRunner(fooCopyRunner runner, void* userData);
+typedef int (*fooCopyWidthFn)(void* userData);
+FOO_SIM_API fooError_t fooSetCopyRunner(fooCopyRunner runner, fooCopyWidthFn width,
+                                        void* userData);
 
 #ifdef __cplusplus
 } /* extern "C" */
