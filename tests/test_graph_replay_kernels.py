@@ -107,3 +107,23 @@ def test_replays_of_two_instantiations_of_one_capture_agree(foo):
     g.replay()
     foo.synchronize()
     assert torch.equal(y.cpu(), torch.full((256,), 6.0))
+
+
+def test_replays_queued_behind_a_busy_stream_read_inputs_in_stream_order(foo):
+    # Inputs rewritten by work queued between replays, all behind a sleeping
+    # kernel: the replays after the first, which rerun a kept iterator, must
+    # read each input as the stream has it when they run, not at launch.
+    x = torch.zeros(1000, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g):
+        y = x * 3 + 1
+    g.replay()
+    foo.synchronize()
+    foo._sleep(200)
+    outputs = []
+    for k in range(4):
+        x.fill_(float(k))
+        g.replay()
+        outputs.append(y.clone())
+    for k, out in enumerate(outputs):
+        assert torch.equal(out.cpu(), torch.full((1000,), 3.0 * k + 1))

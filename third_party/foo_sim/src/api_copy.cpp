@@ -108,7 +108,7 @@ void declare_copy(const Plan& p, void* dst, const void* src, size_t count) {
 // The work a copy queues: the bytes moved in up to FOO_SIM_COPY_THREADS
 // pieces at once (fewer if the issuing thread's runner width says so).
 auto move_work(Runtime* rt, void* dst, const void* src, size_t count) {
-  return [dst, src, count, pieces = foo_sim::copy_pieces(rt->config().copy_threads)] {
+  return [dst, src, count, pieces = foo_sim::copy_pieces(rt->config().copy_threads, count)] {
     foo_sim::copy_bytes(dst, src, count, pieces);
   };
 }

@@ -82,7 +82,8 @@ void set_copy_runner(fooCopyRunner runner, fooCopyWidthFn width, void* user_data
   registered = {runner, runner ? width : nullptr, user_data};
 }
 
-int copy_pieces(int configured) {
+int copy_pieces(int configured, size_t count) {
+  if (count < 2 * kMinBytesPerPiece) return 1;  // the common small copy: no lock, no callback
   Runner runner = current_runner();
   if (runner.fn == nullptr || runner.width == nullptr) return configured;
   return std::max(1, std::min(configured, runner.width(runner.user_data)));

@@ -19,9 +19,10 @@ void copy_bytes(void* dst, const void* src, size_t count, int pieces);
 // fooSetCopyRunner.
 void set_copy_runner(fooCopyRunner runner, fooCopyWidthFn width, void* user_data);
 
-// How many pieces a copy issued now, on this thread, may be cut into: the
-// configured number, capped by the registered runner's width.
-int copy_pieces(int configured);
+// How many pieces a copy of `count` bytes issued now, on this thread, may
+// be cut into: the configured number, capped by the registered runner's
+// width (asked only when the copy is large enough to be cut at all).
+int copy_pieces(int configured, size_t count);
 
 inline constexpr size_t kMinBytesPerPiece = size_t{1} << 20;
 
