@@ -53,11 +53,11 @@ def _collectives(rank, world, dev):
     t = _filled(rank, device=dev)
     dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
     check("all_reduce premul_sum", t, sum(expect) * 0.5)
-    # Large enough (5 MiB) to be pipelined in chunks, and channels-last.
+    # 5 MiB in channels-last: gloo works on the foo memory in place.
     big = [_filled(r, shape=(5, 4, 256, 256)).contiguous(memory_format=torch.channels_last) for r in range(world)]
     t = big[rank].to(dev)
     dist.all_reduce(t, op=dist._make_nccl_premul_sum(2.0))
-    check("chunked all_reduce", t, sum(big) * 2)
+    check("channels-last all_reduce", t, sum(big) * 2)
 
     # broadcast, reduce (only the root's tensor changes, as with NCCL).
     t = _filled(rank, device=dev)
@@ -75,8 +75,21 @@ def _collectives(rank, world, dev):
     for r in range(world):
         check(f"all_gather[{r}]", outs[r], expect[r].to(outs[r].dtype))
     flat = torch.empty(world * 4, 3, device=dev)
-    dist.all_gather_into_tensor(flat, _filled(rank, device=dev))
+    mine = _filled(rank, device=dev)
+    dist.all_gather_into_tensor(flat, mine)
     check("all_gather_into_tensor", flat, torch.cat(expect))
+    check("all_gather_into_tensor leaves its input", mine, expect[rank])
+    # In place, as FSDP2 gathers: the input is this rank's part of the output.
+    flat = torch.zeros(world * 4, 3, device=dev)
+    flat[rank * 4:(rank + 1) * 4] = _filled(rank, device=dev)
+    dist.all_gather_into_tensor(flat, flat[rank * 4:(rank + 1) * 4])
+    check("all_gather_into_tensor in place", flat, torch.cat(expect))
+    # An input inside the output but not at this rank's part: gathered as
+    # it was before the collective wrote anything.
+    buf = torch.zeros(world * 4 + 1, 3, device=dev)
+    buf[1:5] = _filled(rank, device=dev)
+    dist.all_gather_into_tensor(buf[:world * 4], buf[1:5])
+    check("all_gather_into_tensor overlapping", buf[:world * 4], torch.cat(expect))
 
     # gather to the last rank, scatter from the first.
     root = world - 1
@@ -98,12 +111,18 @@ def _collectives(rank, world, dev):
     o = torch.empty(4, 3, device=dev)
     dist.reduce_scatter_tensor(o, big, op=dist.ReduceOp.AVG)
     check("reduce_scatter_tensor avg", o, sum(_filled(r + 10 * rank) for r in range(world)) / world)
+    check("reduce_scatter_tensor leaves its input", big, torch.cat([_filled(rank + 10 * j) for j in range(world)]))
+    dist.reduce_scatter_tensor(o, big, op=dist._make_nccl_premul_sum(0.5))
+    check("reduce_scatter_tensor premul_sum", o, sum(_filled(r + 10 * rank) for r in range(world)) * 0.5)
+    check("reduce_scatter_tensor premul_sum leaves its input", big,
+          torch.cat([_filled(rank + 10 * j) for j in range(world)]))
 
     # all_to_all_single, even and with splits; all_to_all with lists.
     inp = torch.arange(world * 2, dtype=torch.float32, device=dev) + 100 * rank
     o = torch.empty(world * 2, device=dev)
     dist.all_to_all_single(o, inp)
     check("all_to_all_single", o, torch.tensor([100.0 * r + 2 * rank + k for r in range(world) for k in range(2)]))
+    check("all_to_all_single leaves its input", inp, torch.arange(world * 2, dtype=torch.float32) + 100 * rank)
     in_splits = [r + 1 for r in range(world)]              # rank sends r+1 elements to rank r
     out_splits = [rank + 1] * world                        # and gets rank+1 from everyone
     inp = torch.full((sum(in_splits),), float(rank), device=dev)

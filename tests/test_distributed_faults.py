@@ -59,8 +59,8 @@ def _mismatched(rank, world, dev):
     errors = {}
     t = torch.ones(4 * (rank + 1), device=dev)
     errors["all_reduce"] = _error_of(lambda: (dist.all_reduce(t), torch.foo.synchronize()))
-    big = torch.ones((5 + rank) << 18, device=dev)      # pipelined in chunks
-    errors["all_reduce_chunked"] = _error_of(lambda: (dist.all_reduce(big), torch.foo.synchronize()))
+    big = torch.ones((5 + rank) << 18, device=dev)
+    errors["all_reduce_large"] = _error_of(lambda: (dist.all_reduce(big), torch.foo.synchronize()))
     out = torch.empty(2 * 4, device=dev)
     inp = torch.ones(4, device=dev, dtype=torch.float32 if rank == 0 else torch.float64)
     errors["all_gather_dtype"] = _error_of(
@@ -85,12 +85,19 @@ def _staging_released(rank, world, dev):
     before = held()
     torch.foo._sleep(300)                 # the collectives below stay queued
     for _ in range(3):
+        # gloo works on these in place: no staging buffer.
         dist.all_reduce(t)
         dist.all_gather_into_tensor(torch.empty(world << 18, device=dev), t)
+    in_place = held()
+    for _ in range(3):
+        # These go through staging buffers (a list of outputs; a reduce,
+        # which must leave the other ranks' tensors as they were).
+        dist.all_gather([torch.empty(1 << 18, device=dev) for _ in range(world)], t)
+        dist.reduce(t, dst=0)
     during = held()
     dist.destroy_process_group()
     after = held()
-    return before, during, after
+    return before, in_place, during, after
 
 
 def _mismatch_then_destroy(rank, world, store):
@@ -102,9 +109,10 @@ def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
     for out in run_ranks(_mismatch_then_destroy, 2, tmp_path, timeout=60):
         errors = out["mismatched"]
         # gloo itself would abort the process: fooccl compares the ranks' sizes first.
-        for op in ("all_reduce", "all_reduce_chunked", "all_gather_dtype"):
+        for op in ("all_reduce", "all_reduce_large", "all_gather_dtype"):
             assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
         assert errors["after"] == [2.0] * 4          # the group still works
-        before, during, after = out["staging"]
-        assert during > before        # queued collectives hold pinned staging buffers
+        before, in_place, during, after = out["staging"]
+        assert in_place == before     # in-place collectives take no pinned memory
+        assert during > before        # queued staged collectives hold their buffers
         assert after == before        # destroy_process_group waited for them and let go

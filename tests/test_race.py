@@ -292,3 +292,32 @@ def test_collective_not_ordered_with_its_input(tmp_path):
     """)
     assert "aten::add_" in out["raised"] and "wait_stream(s)" in out["raised"]
     assert out["value"] == 1024 and out["reports"] == 1
+
+
+def test_collective_output_read_before_its_work_is_waited_on(tmp_path):
+    # gloo writes the foo tensor in place on fooccl's internal stream: a
+    # read on the current stream before work.wait() is a missing sync.
+    out = run_python_json(f"""
+        import json, torch, torch.distributed as dist, torch_foo
+        foo = torch.foo
+        dist.init_process_group("fooccl", init_method="file://{tmp_path}/store", rank=0, world_size=1)
+        out = {{}}
+        with foo.race_check("raise"):
+            x = torch.ones(1024, device="foo")
+            work = dist.all_reduce(x, async_op=True)
+            try:
+                x.sum()
+                out["raised"] = None
+            except torch_foo.RaceError as e:
+                out["raised"] = str(e)
+            foo.synchronize()
+            foo.clear_race_reports()
+            work = dist.all_reduce(x, async_op=True)
+            work.wait()
+            out["value"] = x.sum().item()
+        out["reports"] = len(foo.race_reports())
+        dist.destroy_process_group()
+        print(json.dumps(out))
+    """)
+    assert out["raised"] is not None and "fooccl all_reduce" in out["raised"] and "aten::sum" in out["raised"]
+    assert out["value"] == 1024 and out["reports"] == 0

@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/StreamGuard.h>
+#include <foo_sim/foo_race.h>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
 #include "distributed/FooWork.h"
@@ -49,8 +50,9 @@ void check_list(const std::vector<at::Tensor>& ts, const at::Tensor& like, const
   }
 }
 
-// gloo has no PREMUL_SUM: the factor is applied to the staged input, then
-// gloo sums. Returns the factor (1 for other operations) and rewrites op.
+// gloo has no PREMUL_SUM: the factor is applied to what gloo reduces (the
+// tensor itself for an all_reduce, whose input is its output; a staged
+// copy of the input otherwise), then gloo sums. Returns the factor (1 for other operations) and rewrites op.
 double premul_factor(c10d::ReduceOp& op) {
   if (op.op_ != c10d::ReduceOp::PREMUL_SUM) return 1.0;
   auto* s = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
@@ -78,6 +80,29 @@ void check_signatures(c10d::Backend& g, const std::vector<int64_t>& mine, const 
                   " (operation, dtype, element counts); a collective needs the same on every rank");
     }
   }
+}
+
+// Whether two dense tensors share any byte.
+bool overlap(const at::Tensor& a, const at::Tensor& b) {
+  auto begin = [](const at::Tensor& t) { return static_cast<const char*>(t.const_data_ptr()); };
+  return begin(a) < begin(b) + b.nbytes() && begin(b) < begin(a) + a.nbytes();
+}
+
+// A kernel that lets gloo work on foo memory in place touches what the
+// race detector must know of. The c10d operator's own call declares its
+// tensors as reads only (its schema marks nothing written): the writes
+// are declared here, for the same launch.
+void declare_direct(const std::vector<at::Tensor>& direct, const std::vector<at::Tensor>& written,
+                    const char* name) {
+  if (fooRaceGetMode() == fooRaceModeOff) return;
+  std::vector<fooRaceAccess> accesses;
+  for (const at::Tensor& t : direct) {
+    if (t.nbytes() == 0) continue;
+    bool writes = std::any_of(written.begin(), written.end(), [&](const at::Tensor& w) { return w.is_same(t); });
+    accesses.push_back(fooRaceAccess{t.const_data_ptr(), t.nbytes(), writes ? 1 : 0, nullptr});
+  }
+  std::string op = std::string("fooccl ") + name;
+  fooRaceDeclare(accesses.data(), accesses.size(), op.c_str(), nullptr);
 }
 
 // The message of a gloo failure, without C++ backtraces.
@@ -140,9 +165,10 @@ FooStream FooBackend::begin(Collective& c) {
   ready.record(current);
   ready.block(internal);
   if (c.lane == kCollective && c.check_signature && c.signature.empty()) {
-    // By default: the operation, then dtype and size of every staged buffer.
+    // By default: the operation, then dtype and size of every buffer gloo
+    // works on.
     c.signature.push_back(static_cast<int64_t>(c.type));
-    for (const at::Tensor& s : c.staged) {
+    for (const at::Tensor& s : c.direct.empty() ? c.staged : c.direct) {
       c.signature.push_back(static_cast<int64_t>(s.scalar_type()));
       c.signature.push_back(s.numel());
     }
@@ -191,7 +217,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   {
     c10::StreamGuard stream_guard(internal.unwrap());
     if (c.stage_in) c.stage_in();
-    std::vector<HostView> views(c.staged.begin(), c.staged.end());
+    // foo_sim's device memory is host memory: gloo can work on it in
+    // place, as NCCL works on device memory, and be ordered the same way.
+    const std::vector<at::Tensor>& exchanged = c.direct.empty() ? c.staged : c.direct;
+    std::vector<HostView> views(exchanged.begin(), exchanged.end());
+    if (!c.direct.empty()) declare_direct(c.direct, c.written, c.name);
     exchange_kernel(internal, c.name, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
                                        timeout = timeout_, signature = c.signature, name = c.name] {
       std::vector<at::Tensor> cpu;
@@ -207,60 +237,6 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   return end(c, internal);
 }
 
-// A large all_reduce in chunks, so that copies and gloo overlap: chunk k+1
-// is staged while gloo reduces chunk k, and chunk k is copied back while
-// gloo reduces the next ones. On the internal stream:
-//   in 0, start 0, in 1, start 1, ..., finish 0, out 0, finish 1, out 1, ...
-// where "start" hands a chunk to gloo (which runs it on its own threads) and
-// "finish" waits for it. Every rank splits the same way (same size).
-c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_chunked(const at::Tensor& t, const c10d::AllreduceOptions& o,
-                                                             double factor) {
-  const int64_t numel = t.numel();
-  const int64_t chunk = std::max<int64_t>(1, kChunkBytes / t.element_size());
-  const int64_t count = (numel + chunk - 1) / chunk;
-  at::Tensor s = pinned_like(t);
-  // t is dense: its elements fill its storage span in the same order as
-  // the staging buffer's (same strides), so both are split as flat arrays.
-  at::Tensor t_flat = t.as_strided({numel}, {1}, t.storage_offset());
-  at::Tensor s_flat = s.as_strided({numel}, {1}, 0);
-  Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
-  c.device = t.device();
-  c.staged = {s};
-  c.device_tensors = {t};
-  c.outputs = {t};
-  c10::DeviceGuard device_guard(c.device);
-  FooStream internal = begin(c);
-  auto pending = std::make_shared<std::vector<c10::intrusive_ptr<c10d::Work>>>(count);
-  {
-    c10::StreamGuard stream_guard(internal.unwrap());
-    for (int64_t k = 0; k < count; ++k) {
-      const int64_t at = k * chunk, n = std::min(chunk, numel - at);
-      s_flat.narrow(0, at, n).copy_(t_flat.narrow(0, at, n), true);
-      HostView view(s_flat.narrow(0, at, n));
-      std::vector<int64_t> signature = k == 0 ? c.signature : std::vector<int64_t>{};
-      exchange_kernel(internal, c.name, [gloo = gloo_, view, o, factor, pending, k, signature, name = c.name] {
-        if (!signature.empty()) check_signatures(*gloo, signature, name);
-        // After a failed check or start, later chunks must not reach gloo:
-        // it aborts the process on mismatched sizes.
-        TORCH_CHECK(k == 0 || (*pending)[k - 1], "an earlier chunk failed");
-        std::vector<at::Tensor> cpu{view.tensor()};
-        if (factor != 1.0) cpu[0].mul_(factor);
-        (*pending)[k] = gloo->allreduce(cpu, o);
-      });
-    }
-    for (int64_t k = 0; k < count; ++k) {
-      const int64_t at = k * chunk, n = std::min(chunk, numel - at);
-      exchange_kernel(internal, c.name, [pending, k, timeout = timeout_] {
-        c10::intrusive_ptr<c10d::Work> w = std::move((*pending)[k]);
-        TORCH_CHECK(w, "chunk ", k, " was not started");
-        w->wait(timeout);
-      });
-      t_flat.narrow(0, at, n).copy_(s_flat.narrow(0, at, n), true);
-    }
-  }
-  return end(c, internal);
-}
-
 c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& tensors,
                                                      const c10d::AllreduceOptions& opts) {
   if (all_cpu(tensors)) return gloo_->allreduce(tensors, opts);
@@ -268,17 +244,15 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
   at::Tensor t = tensors[0];
   c10d::AllreduceOptions o = opts;
   double factor = premul_factor(o.reduceOp);
-  if (t.numel() * t.element_size() > kChunkBytes) return allreduce_chunked(t, o, factor);
-  at::Tensor s = pinned_like(t);
   Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
   c.device = t.device();
-  c.staged = {s};
-  c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.direct = {t};
+  c.written = {t};
   c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    // In place, as NCCL's PREMUL_SUM: the tensor is the output anyway.
     if (factor != 1.0) cpu[0].mul_(factor);
     return g.allreduce(cpu, o);
   };
-  c.stage_out = [s, t]() mutable { t.copy_(s, true); };
   c.device_tensors = {t};
   c.outputs = {t};
   return launch(std::move(c));
@@ -289,14 +263,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& te
   if (all_cpu(tensors)) return gloo_->broadcast(tensors, opts);
   check_one(tensors, "broadcast");
   at::Tensor t = tensors[0];
-  bool root = opts.rootRank == rank_;
-  at::Tensor s = pinned_like(t);
   Collective c{"broadcast", c10d::OpType::BROADCAST};
   c.device = t.device();
-  c.staged = {s};
-  if (root) c.stage_in = [s, t]() mutable { s.copy_(t, true); };
+  c.direct = {t};
+  if (opts.rootRank != rank_) c.written = {t};
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.broadcast(cpu, opts); };
-  if (!root) c.stage_out = [s, t]() mutable { t.copy_(s, true); };
   c.device_tensors = {t};
   c.outputs = {t};
   return launch(std::move(c));
@@ -441,16 +412,24 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, a
   TORCH_CHECK_VALUE(input.numel() * size_ == output.numel(),
                     "output tensor size must be equal to world_size times input tensor size");
   at::Tensor in = input, out = output;
-  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
   Collective c{"all_gather_into_tensor", c10d::OpType::_ALLGATHER_BASE};
   c.device = in.device();
-  c.staged = {s_in, s_out};
-  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  // In place (FSDP2's case: the input is this rank's part of the output)
+  // or apart; other overlaps go through staging buffers.
+  const bool own_part = in.const_data_ptr() == static_cast<const char*>(out.const_data_ptr()) + rank_ * in.nbytes();
+  if (own_part || !overlap(in, out)) {
+    c.direct = {in, out};
+    c.written = {out};
+  } else {
+    at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+    c.staged = {s_in, s_out};
+    c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+    c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  }
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
     at::Tensor flat_out = cpu[1].view(-1), flat_in = cpu[0].view(-1);
     return g._allgather_base(flat_out, flat_in, opts);
   };
-  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
   c.device_tensors = {in, out};
   c.outputs = {out};
   return launch(std::move(c));
@@ -587,17 +566,24 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& outp
   at::Tensor in = input, out = output;
   c10d::ReduceScatterOptions o = opts;
   double factor = premul_factor(o.reduceOp);
-  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
   Collective c{"reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE};
   c.device = in.device();
-  c.staged = {s_in, s_out};
-  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  // gloo leaves its input as it was, but the factor is applied to the
+  // input: that needs a copy the caller's tensor does not see.
+  if (factor == 1.0 && !overlap(in, out)) {
+    c.direct = {in, out};
+    c.written = {out};
+  } else {
+    at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+    c.staged = {s_in, s_out};
+    c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+    c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  }
   c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
     at::Tensor flat_in = cpu[0].view(-1), flat_out = cpu[1].view(-1);
     if (factor != 1.0) flat_in.mul_(factor);
     return g._reduce_scatter_base(flat_out, flat_in, o);
   };
-  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
   c.device_tensors = {in, out};
   c.outputs = {out};
   return launch(std::move(c));
@@ -615,17 +601,22 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at:
   TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "fooccl all_to_all_single: input and output must have the same dtype, got ",
                     input.dtype(), " and ", output.dtype());
   at::Tensor in = input, out = output;
-  at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
   Collective c{"all_to_all_single", c10d::OpType::ALLTOALL_BASE};
   c.device = in.device();
   // Ranks may send and receive different amounts: only the dtype must agree.
   c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
-  c.staged = {s_in, s_out};
-  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+  if (!overlap(in, out)) {
+    c.direct = {in, out};
+    c.written = {out};
+  } else {
+    at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
+    c.staged = {s_in, s_out};
+    c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
+    c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  }
   c.call = [opts, output_splits, input_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
     return g.alltoall_base(cpu[1], cpu[0], output_splits, input_splits, opts);
   };
-  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
   c.device_tensors = {in, out};
   c.outputs = {out};
   return launch(std::move(c));

@@ -3,9 +3,12 @@
 // NCCL's stream semantics on foo:
 //  - a collective is ordered after the work queued on the caller's current
 //    stream (the internal stream waits on an event recorded there);
-//  - on the internal stream, foo data is copied into pinned staging
-//    buffers, a kernel runs the gloo collective on them, and the results
-//    are copied back; the host returns once this is queued;
+//  - on the internal stream, a kernel runs the gloo collective; the host
+//    returns once it is queued. gloo works on the foo tensors in place
+//    where it can (dense, and no conversion or overlap in the way:
+//    foo_sim's device memory is host memory, as device memory that a
+//    transport registers is NCCL's); otherwise the foo data is copied into
+//    pinned staging buffers before the kernel and back after it;
 //  - the Work ends at an event after the copies back; waiting on it makes
 //    the current stream wait (FooWork).
 // Which thread runs gloo: the internal stream's kernel, on a foo executor,
@@ -105,6 +108,10 @@ class FooBackend : public c10d::Backend {
     Lane lane = kCollective;
     c10::Device device = c10::Device(c10::DeviceType::PrivateUse1, 0);
     std::vector<at::Tensor> staged;           // pinned buffers gloo works on
+    // Or, where nothing needs converting, the foo tensors gloo works on in
+    // place (no staging, no copies), and those of them it writes.
+    std::vector<at::Tensor> direct;
+    std::vector<at::Tensor> written;
     std::function<void()> stage_in;           // foo -> staged, queued on the internal stream
     GlooCall call;
     std::function<void()> stage_out;          // staged -> foo, queued on the internal stream
@@ -125,18 +132,13 @@ class FooBackend : public c10d::Backend {
     int tag;
   };
 
-  // All reduces larger than this are pipelined in chunks of this size.
-  static constexpr int64_t kChunkBytes = 4 << 20;
-
   c10::intrusive_ptr<c10d::Work> launch(Collective c);
   c10::intrusive_ptr<c10d::Work> coalesce(PointToPoint op);
-  // launch() in two halves, for collectives that queue their own kernels:
-  // orders the internal stream after the caller's and fills the signature;
-  // then protects the memory used and records the Work's end.
+  // launch()'s two halves: orders the internal stream after the caller's
+  // and fills the signature; then protects the memory used and records the
+  // Work's end.
   FooStream begin(Collective& c);
   c10::intrusive_ptr<c10d::Work> end(Collective& c, const FooStream& internal);
-  c10::intrusive_ptr<c10d::Work> allreduce_chunked(const at::Tensor& t, const c10d::AllreduceOptions& o,
-                                                   double factor);
   // One collective per (output, input) pair, in one Work: `each` runs the
   // gloo part of one pair on its staged (input, output).
   using PairCall = std::function<c10::intrusive_ptr<c10d::Work>(c10d::Backend&, at::Tensor& in, at::Tensor& out)>;

@@ -21,8 +21,9 @@ at::Tensor pinned_flat(int64_t numel, at::ScalarType dtype);
 // given out again before `stream` has passed the work queued on it so far.
 void release_after(const std::vector<at::Tensor>& buffers, const FooStream& stream);
 
-// What a kernel needs to see a staging buffer: its address and shape, not
-// the tensor (the kernel must never own, and so free, host memory).
+// What a kernel needs to see a staging buffer, or foo memory gloo works on
+// in place, as a CPU tensor: its address and shape, not the tensor (the
+// kernel must never own, and so free, the memory).
 struct HostView {
   void* data;
   std::vector<int64_t> sizes;
