@@ -35,9 +35,9 @@ def main() -> None:
     heads = " | ".join(f"foo/CPU, {n} thread{'s' if n > 1 else ''}" for n in passes)
     print(f"| benchmark | foo | CPU | {heads} | target |")
     print("|---|---|---|" + "---|" * len(passes) + "---|")
-    others = [{r["benchmark"]: r for r in rows} for rows in results[1:]]
-    for r in results[0]:
-        ratios = [f"{r['ratio']:.2f}x"] + [f"{o[r['benchmark']]['ratio']:.2f}x" for o in others]
+    # Rows pair up by position: names may carry measured figures.
+    for r, *same in zip(*results):
+        ratios = [f"{x['ratio']:.2f}x" for x in [r, *same]]
         print(f"| {r['benchmark']} | {r['foo'] * 1e3:.3f} ms | {r['cpu'] * 1e3:.3f} ms | {' | '.join(ratios)} | {r['target']} |")
 
 
