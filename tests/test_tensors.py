@@ -73,6 +73,30 @@ def test_copy_broadcasts_and_refuses_incompatible_shapes(foo):
         dst.copy_(torch.ones(5, device="foo"))
 
 
+@pytest.mark.parametrize("view", [torch._neg_view, torch.conj], ids=["negated", "conjugated"])
+def test_copies_into_and_out_of_negated_and_conjugated_views(foo, view):
+    # A view's memory holds the negation (conjugate) of its values; every
+    # copy direction moves values, as CPU's copy_ does.
+    values = torch.tensor([1 + 2j, -3 + 0.5j, 4 - 1j])
+
+    def plain(t):
+        return t.cpu().resolve_neg().resolve_conj()
+
+    into = {"pageable": view(torch.zeros(3, dtype=values.dtype, device="foo")),
+            "pinned": view(torch.zeros(3, dtype=values.dtype, device="foo")),
+            "device": view(torch.zeros(3, dtype=values.dtype, device="foo"))}
+    into["pageable"].copy_(values)
+    into["pinned"].copy_(values.pin_memory(), non_blocking=True)
+    into["device"].copy_(values.foo())
+    for name, t in into.items():
+        assert torch.equal(plain(t), values), name
+    source = view(values.foo())
+    host = view(torch.zeros(3, dtype=values.dtype))
+    host.copy_(source)
+    assert torch.equal(torch.empty_like(values).copy_(source), view(values).resolve_neg().resolve_conj())
+    assert torch.equal(plain(host), view(values).resolve_neg().resolve_conj())
+
+
 def test_scalars_wait_for_queued_work(foo):
     t = torch.zeros(1, device="foo")
     foo._sleep(200)

@@ -71,7 +71,9 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
 }
 
 void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
-  if (!dst.is_contiguous()) {
+  // A destination whose memory is not its values as they are (strided, or
+  // a negated or conjugated view) takes them through a copy on the device.
+  if (!dst.is_contiguous() || dst.is_neg() || dst.is_conj()) {
     at::Tensor staging = empty_foo_like(dst, dst.scalar_type(), dst.device());
     copy_host_to_device(src, staging, non_blocking);
     copy_same_device(staging, dst);
