@@ -4,9 +4,11 @@ all_reduce and a DDP training step of the MLP benchmark, foo against CPU.
 Both ranks join one process group, "cpu:gloo,foo:fooccl": CPU tensors go
 to gloo directly, foo tensors through fooccl (which uses the same kind of
 gloo group underneath), so the ratio is fooccl's overhead over its
-transport: staging copies, the stream ordering, the signature check.
+transport: the hand-over to the internal stream and its executor, the
+signature check (gloo works on the foo memory in place for both).
 
-Usage: python bench/bench_distributed.py (also part of bench/run.py).
+Usage: python bench/bench_distributed.py (not part of bench/run.py: it
+starts two processes).
 """
 
 import multiprocessing

@@ -90,6 +90,18 @@ def _collectives(rank, world, dev):
     buf[1:5] = _filled(rank, device=dev)
     dist.all_gather_into_tensor(buf[:world * 4], buf[1:5])
     check("all_gather_into_tensor overlapping", buf[:world * 4], torch.cat(expect))
+    # Channels-last: a tensor form sees buffers in memory order, as NCCL
+    # does; the list form gathers values, whatever the layouts.
+    def memory_order(t):
+        return t.permute(0, 2, 3, 1).reshape(-1)
+    cl = [_filled(r, shape=(1, 2, 2, 3)).contiguous(memory_format=torch.channels_last) for r in range(world)]
+    cl_out = torch.empty(world, 2, 2, 3, device=dev).contiguous(memory_format=torch.channels_last)
+    dist.all_gather_into_tensor(cl_out, cl[rank].to(dev))
+    check("channels-last all_gather_into_tensor", memory_order(cl_out), torch.cat([memory_order(c) for c in cl]))
+    outs = [torch.empty(1, 2, 2, 3, device=dev) for _ in range(world)]
+    dist.all_gather(outs, cl[rank].to(dev))
+    for r in range(world):
+        check(f"channels-last all_gather[{r}]", outs[r], cl[r])
 
     # gather to the last rank, scatter from the first.
     root = world - 1
@@ -116,6 +128,11 @@ def _collectives(rank, world, dev):
     check("reduce_scatter_tensor premul_sum", o, sum(_filled(r + 10 * rank) for r in range(world)) * 0.5)
     check("reduce_scatter_tensor premul_sum leaves its input", big,
           torch.cat([_filled(rank + 10 * j) for j in range(world)]))
+    cl_in = [_filled(r, shape=(world, 2, 2, 3)).contiguous(memory_format=torch.channels_last) for r in range(world)]
+    cl_out = torch.empty(1, 2, 2, 3, device=dev).contiguous(memory_format=torch.channels_last)
+    dist.reduce_scatter_tensor(cl_out, cl_in[rank].to(dev))
+    part = slice(rank * 12, (rank + 1) * 12)
+    check("channels-last reduce_scatter_tensor", memory_order(cl_out), sum(memory_order(c)[part] for c in cl_in))
 
     # all_to_all_single, even and with splits; all_to_all with lists.
     inp = torch.arange(world * 2, dtype=torch.float32, device=dev) + 100 * rank
@@ -192,6 +209,9 @@ def _collectives(rank, world, dev):
                                                            torch.zeros(4, device=dev)),
         "scatter_dtype": lambda: dist.reduce_scatter_tensor(torch.empty(4, device=dev),
                                                             torch.zeros(world * 4, device=dev, dtype=torch.float64)),
+        "gather_devices": lambda: dist.all_gather_into_tensor(
+            torch.empty(world * 4, device=torch.device("foo", (dev.index + 1) % torch.foo.device_count())),
+            torch.zeros(4, device=dev)),
     }.items():
         try:
             call()
@@ -212,6 +232,7 @@ def _check_collectives(out):
     assert e["gather_size"] == (
         "ValueError", "output tensor size must be equal to world_size times input tensor size")
     assert e["scatter_dtype"] == ("ValueError", "input tensor must be the same type as the output tensor.")
+    assert e["gather_devices"][0] == "ValueError" and "must be on the same device" in e["gather_devices"][1]
 
 
 def _stream_semantics(rank, world, dev):

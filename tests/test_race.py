@@ -321,3 +321,49 @@ def test_collective_output_read_before_its_work_is_waited_on(tmp_path):
     """)
     assert out["raised"] is not None and "fooccl all_reduce" in out["raised"] and "aten::sum" in out["raised"]
     assert out["value"] == 1024 and out["reports"] == 0
+
+
+def _collectives_under_the_detector(rank, world, store):
+    import torch.distributed as dist
+    from dist_harness import init
+
+    dev = init(rank, world, store)
+    foo = torch.foo
+    out = {}
+    with foo.race_check("warn"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        n = 1 << 12
+        t = torch.ones(n, device=dev)
+        dist.all_reduce(t)
+        dist.all_reduce(t, op=dist.ReduceOp.AVG)     # gloo divides on its own thread
+        dist.broadcast(t, src=0)
+        flat = torch.empty(world * n, device=dev)
+        dist.all_gather_into_tensor(flat, t)          # gloo copies into the output's parts
+        dist.all_gather_into_tensor(flat, flat[rank * n:(rank + 1) * n])
+        small = torch.empty(n, device=dev)
+        dist.reduce_scatter_tensor(small, flat)
+        dist.all_to_all_single(flat.clone(), flat)
+        dist.all_gather([torch.empty(n, device=dev) for _ in range(world)], t)   # staged
+        dist.reduce(t, dst=0)                                                    # staged
+        foo.synchronize()
+        out["correct"] = [r["message"] for r in foo.race_reports()]
+        foo.clear_race_reports()
+        # A real one: the output read before the collective is waited on.
+        work = dist.all_reduce(t, async_op=True)
+        t.sum()
+        work.wait()
+        foo.synchronize()
+        out["missing_wait"] = [r["message"] for r in foo.race_reports()]
+    dist.barrier()
+    return out
+
+
+def test_collectives_between_processes_are_race_free_and_a_missing_wait_is_not(tmp_path):
+    # gloo's own threads run ATen operations on the tensors fooccl lends it
+    # (a division for AVG, copies into all_gather's output): they act for
+    # fooccl's kernel, not for the host, and are no race.
+    from dist_harness import run_ranks
+
+    for out in run_ranks(_collectives_under_the_detector, 2, tmp_path, timeout=90):
+        assert out["correct"] == [], "\n\n".join(out["correct"])
+        assert len(out["missing_wait"]) == 1 and "fooccl all_reduce" in out["missing_wait"][0]

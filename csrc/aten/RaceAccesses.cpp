@@ -15,6 +15,7 @@
 #include <c10/util/Exception.h>
 #include <foo_sim/foo_race.h>
 
+#include "runtime/FooLentMemory.h"
 #include "runtime/FooRace.h"
 
 namespace foo::aten {
@@ -165,6 +166,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     if (fooPointerGetAttributes(&attributes, begin) != fooSuccess || attributes.type == fooMemoryTypeUnregistered) {
       continue;
     }
+    if (is_lent(begin, bytes)) continue;  // another library's thread, working for a kernel
     // The race (raise mode) fails the thread's next foo call: a callback
     // cannot raise.
     fooRaceHostAccess(begin, bytes, g.writes[i] ? 1 : 0, describe(t).c_str(), info->name.c_str(), site().c_str());

@@ -16,6 +16,7 @@
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGraphsUtils.h"
 #include "runtime/FooLaunch.h"
+#include "runtime/FooLentMemory.h"
 
 namespace foo::distributed {
 namespace {
@@ -82,6 +83,16 @@ void check_signatures(c10d::Backend& g, const std::vector<int64_t>& mine, const 
   }
 }
 
+void check_same_device(const at::Tensor& in, const at::Tensor& out, const char* op) {
+  TORCH_CHECK_VALUE(in.device() == out.device(), "fooccl ", op, ": input and output must be on the same device, got ",
+                    in.device(), " and ", out.device());
+}
+
+// A dense tensor's elements in memory order, one after another: how NCCL
+// sees the buffer of a tensor form (`*_tensor`, coalesced), whatever its
+// memory format.
+at::Tensor flat(const at::Tensor& t) { return t.as_strided({t.numel()}, {1}); }
+
 // Whether two dense tensors share any byte.
 bool overlap(const at::Tensor& a, const at::Tensor& b) {
   auto begin = [](const at::Tensor& t) { return static_cast<const char*>(t.const_data_ptr()); };
@@ -104,6 +115,13 @@ void declare_direct(const std::vector<at::Tensor>& direct, const std::vector<at:
   std::string op = std::string("fooccl ") + name;
   fooRaceDeclare(accesses.data(), accesses.size(), op.c_str(), nullptr);
 }
+
+// Drops the accesses declared for a launch that failed, which would
+// otherwise be taken by the thread's next, unrelated launch.
+struct DeclarationScope {
+  fooRaceMark mark = fooRaceGetMark();
+  ~DeclarationScope() { fooRaceRestoreMark(mark); }
+};
 
 // The message of a gloo failure, without C++ backtraces.
 std::string describe(const std::exception& e) {
@@ -208,6 +226,29 @@ static void exchange_kernel(const FooStream& internal, const char* name, F fn) {
       name);
 }
 
+void FooBackend::lend_or_stage(Collective& c, const std::vector<Buffer>& buffers, bool may_lend) {
+  // (Negated and conjugated views never get here: the dispatcher's
+  // fallbacks for those bits hand c10d's operators resolved copies.)
+  if (may_lend) {
+    for (const Buffer& b : buffers) {
+      c.direct.push_back(b.tensor);
+      if (b.written) c.written.push_back(b.tensor);
+    }
+    return;
+  }
+  for (const Buffer& b : buffers) c.staged.push_back(pinned_like(b.tensor));
+  c.stage_in = [buffers, staged = c.staged] {
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (buffers[i].read) staged[i].copy_(buffers[i].tensor, true);
+    }
+  };
+  c.stage_out = [buffers, staged = c.staged] {
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (buffers[i].written) buffers[i].tensor.copy_(staged[i], true);
+    }
+  };
+}
+
 c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   c10::DeviceGuard device_guard(c.device);
   // A replay would exchange with peers that are not replaying: refused, as
@@ -221,12 +262,22 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     // place, as NCCL works on device memory, and be ordered the same way.
     const std::vector<at::Tensor>& exchanged = c.direct.empty() ? c.staged : c.direct;
     std::vector<HostView> views(exchanged.begin(), exchanged.end());
-    if (!c.direct.empty()) declare_direct(c.direct, c.written, c.name);
+    std::optional<DeclarationScope> declared;
+    if (!c.direct.empty()) {
+      declared.emplace();
+      declare_direct(c.direct, c.written, c.name);
+    }
     exchange_kernel(internal, c.name, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
                                        timeout = timeout_, signature = c.signature, name = c.name] {
       std::vector<at::Tensor> cpu;
+      std::vector<MemoryRange> ranges;
       cpu.reserve(views.size());
-      for (const HostView& v : views) cpu.push_back(v.tensor());
+      for (const HostView& v : views) {
+        cpu.push_back(v.tensor());
+        ranges.push_back({v.data, v.bytes()});
+      }
+      // gloo's threads work on this memory for the kernel while it runs.
+      LentMemory lent(std::move(ranges));
       if (!signature.empty()) check_signatures(*gloo, signature, name);
       // No call: a Work that only marks a point of the stream (endCoalescing).
       c10::intrusive_ptr<c10d::Work> w = call ? call(*gloo, cpu) : nullptr;
@@ -246,10 +297,10 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
   double factor = premul_factor(o.reduceOp);
   Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
   c.device = t.device();
-  c.direct = {t};
-  c.written = {t};
+  lend_or_stage(c, {{t, true, true}}, true);
   c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    // In place, as NCCL's PREMUL_SUM: the tensor is the output anyway.
+    // On the tensor itself when lent, as NCCL's PREMUL_SUM: it is the
+    // output anyway.
     if (factor != 1.0) cpu[0].mul_(factor);
     return g.allreduce(cpu, o);
   };
@@ -265,8 +316,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& te
   at::Tensor t = tensors[0];
   Collective c{"broadcast", c10d::OpType::BROADCAST};
   c.device = t.device();
-  c.direct = {t};
-  if (opts.rootRank != rank_) c.written = {t};
+  const bool root = opts.rootRank == rank_;
+  lend_or_stage(c, {{t, root, !root}}, true);
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.broadcast(cpu, opts); };
   c.device_tensors = {t};
   c.outputs = {t};
@@ -307,18 +358,16 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at:
   std::vector<at::Tensor> outs = outputs[0];
   check_list(outs, in, "all_gather", "output");
   const int64_t n = in.numel();
-  at::Tensor s_in = pinned_like(in);
   // gloo gathers into one flat buffer; each output takes its slice with a
-  // copy, which (as with NCCL) may also convert its dtype or layout.
+  // copy, which (as with NCCL) may also convert its layout. Elements go in
+  // logical order, whatever the tensors' memory formats.
+  at::Tensor s_in = pinned_flat(n, in.scalar_type());
   at::Tensor s_out = pinned_flat(n * size_, in.scalar_type());
   Collective c{"all_gather", c10d::OpType::ALLGATHER};
   c.device = in.device();
   c.staged = {s_in, s_out};
-  c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
-  c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    at::Tensor flat_in = cpu[0].view(-1);
-    return g._allgather_base(cpu[1], flat_in, opts);
-  };
+  c.stage_in = [s_in, in]() mutable { s_in.view(in.sizes()).copy_(in, true); };
+  c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g._allgather_base(cpu[1], cpu[0], opts); };
   c.stage_out = [s_out, outs, n]() mutable {
     for (size_t j = 0; j < outs.size(); ++j) {
       outs[j].copy_(s_out.narrow(0, static_cast<int64_t>(j) * n, n).view(outs[j].sizes()), true);
@@ -348,11 +397,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::gather(std::vector<std::vector<at::Te
   Collective c{"gather", c10d::OpType::GATHER};
   c.device = in.device();
   c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type()), in.numel()};
-  c.staged = {pinned_like(in)};
+  c.staged = {pinned_flat(in.numel(), in.scalar_type())};  // logical order, as the outputs take it
   for (size_t j = 0; j < outs.size(); ++j) c.staged.push_back(pinned_flat(in.numel(), in.scalar_type()));
-  c.stage_in = [s_in = c.staged[0], in]() mutable { s_in.copy_(in, true); };
+  c.stage_in = [s_in = c.staged[0], in]() mutable { s_in.view(in.sizes()).copy_(in, true); };
   c.call = [opts, root](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    std::vector<at::Tensor> one{cpu[0].view(-1)};
+    std::vector<at::Tensor> one{cpu[0]};
     std::vector<std::vector<at::Tensor>> gathered(root ? 1 : 0);
     if (root) gathered[0].assign(cpu.begin() + 1, cpu.end());
     return g.gather(gathered, one, opts);
@@ -385,18 +434,18 @@ c10::intrusive_ptr<c10d::Work> FooBackend::scatter(std::vector<at::Tensor>& outp
   Collective c{"scatter", c10d::OpType::SCATTER};
   c.device = out.device();
   c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(out.scalar_type()), out.numel()};
-  c.staged = {pinned_like(out)};
+  c.staged = {pinned_flat(out.numel(), out.scalar_type())};  // logical order, as the inputs give it
   for (size_t j = 0; j < ins.size(); ++j) c.staged.push_back(pinned_flat(out.numel(), out.scalar_type()));
   c.stage_in = [staged = c.staged, ins]() mutable {
     for (size_t j = 0; j < ins.size(); ++j) staged[j + 1].view(ins[j].sizes()).copy_(ins[j], true);
   };
   c.call = [opts, root](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    std::vector<at::Tensor> one{cpu[0].view(-1)};
+    std::vector<at::Tensor> one{cpu[0]};
     std::vector<std::vector<at::Tensor>> parts(root ? 1 : 0);
     if (root) parts[0].assign(cpu.begin() + 1, cpu.end());
     return g.scatter(one, parts, opts);
   };
-  c.stage_out = [s_out = c.staged[0], out]() mutable { out.copy_(s_out, true); };
+  c.stage_out = [s_out = c.staged[0], out]() mutable { out.copy_(s_out.view(out.sizes()), true); };
   c.device_tensors = ins;
   c.device_tensors.push_back(out);
   c.outputs = {out};
@@ -408,6 +457,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, a
   if (input.is_cpu() && output.is_cpu()) return gloo_->_allgather_base(output, input, opts);
   check_single(input);
   check_single(output);
+  check_same_device(input, output, "all_gather_into_tensor");
   TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "output tensor must have the same type as input tensor");
   TORCH_CHECK_VALUE(input.numel() * size_ == output.numel(),
                     "output tensor size must be equal to world_size times input tensor size");
@@ -417,17 +467,9 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, a
   // In place (FSDP2's case: the input is this rank's part of the output)
   // or apart; other overlaps go through staging buffers.
   const bool own_part = in.const_data_ptr() == static_cast<const char*>(out.const_data_ptr()) + rank_ * in.nbytes();
-  if (own_part || !overlap(in, out)) {
-    c.direct = {in, out};
-    c.written = {out};
-  } else {
-    at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
-    c.staged = {s_in, s_out};
-    c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
-    c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
-  }
+  lend_or_stage(c, {{in, true, false}, {out, false, true}}, own_part || !overlap(in, out));
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    at::Tensor flat_out = cpu[1].view(-1), flat_in = cpu[0].view(-1);
+    at::Tensor flat_out = flat(cpu[1]), flat_in = flat(cpu[0]);
     return g._allgather_base(flat_out, flat_in, opts);
   };
   c.device_tensors = {in, out};
@@ -456,7 +498,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch_pairs(const char* name, c10d::
   c.call = [each, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
     // One after the other, in the same order on every rank.
     for (size_t i = 0; i + 1 < cpu.size(); i += 2) {
-      at::Tensor in = cpu[i].view(-1), out = cpu[i + 1].view(-1);
+      at::Tensor in = flat(cpu[i]), out = flat(cpu[i + 1]);
       if (auto w = each(g, in, out)) w->wait(timeout);
     }
     return {};
@@ -534,7 +576,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor
   // The inputs are packed into one flat buffer, converted to the output's
   // dtype by the copies, as NCCL flattens them.
   at::Tensor s_in = pinned_flat(n * size_, out.scalar_type());
-  at::Tensor s_out = pinned_like(out);
+  at::Tensor s_out = pinned_flat(n, out.scalar_type());  // logical order, as the inputs give it
   Collective c{"reduce_scatter", c10d::OpType::REDUCE_SCATTER};
   c.device = out.device();
   c.staged = {s_in, s_out};
@@ -545,10 +587,9 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor
   };
   c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
     if (factor != 1.0) cpu[0].mul_(factor);
-    at::Tensor flat_out = cpu[1].view(-1);
-    return g._reduce_scatter_base(flat_out, cpu[0], o);
+    return g._reduce_scatter_base(cpu[1], cpu[0], o);
   };
-  c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
+  c.stage_out = [s_out, out]() mutable { out.copy_(s_out.view(out.sizes()), true); };
   c.device_tensors = ins;
   c.device_tensors.push_back(out);
   c.outputs = {out};
@@ -560,6 +601,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& outp
   if (input.is_cpu() && output.is_cpu()) return gloo_->_reduce_scatter_base(output, input, opts);
   check_single(input);
   check_single(output);
+  check_same_device(input, output, "reduce_scatter_tensor");
   TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "input tensor must be the same type as the output tensor.");
   TORCH_CHECK_VALUE(input.numel() == output.numel() * size_,
                     "input tensor must be the same size as output size times world size");
@@ -570,17 +612,9 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& outp
   c.device = in.device();
   // gloo leaves its input as it was, but the factor is applied to the
   // input: that needs a copy the caller's tensor does not see.
-  if (factor == 1.0 && !overlap(in, out)) {
-    c.direct = {in, out};
-    c.written = {out};
-  } else {
-    at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
-    c.staged = {s_in, s_out};
-    c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
-    c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
-  }
+  lend_or_stage(c, {{in, true, false}, {out, false, true}}, factor == 1.0 && !overlap(in, out));
   c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    at::Tensor flat_in = cpu[0].view(-1), flat_out = cpu[1].view(-1);
+    at::Tensor flat_in = flat(cpu[0]), flat_out = flat(cpu[1]);
     if (factor != 1.0) flat_in.mul_(factor);
     return g._reduce_scatter_base(flat_out, flat_in, o);
   };
@@ -598,6 +632,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at:
   }
   check_single(input);
   check_single(output);
+  check_same_device(input, output, "all_to_all_single");
   TORCH_CHECK_VALUE(input.dtype() == output.dtype(), "fooccl all_to_all_single: input and output must have the same dtype, got ",
                     input.dtype(), " and ", output.dtype());
   at::Tensor in = input, out = output;
@@ -605,15 +640,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at:
   c.device = in.device();
   // Ranks may send and receive different amounts: only the dtype must agree.
   c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
-  if (!overlap(in, out)) {
-    c.direct = {in, out};
-    c.written = {out};
-  } else {
-    at::Tensor s_in = pinned_like(in), s_out = pinned_like(out);
-    c.staged = {s_in, s_out};
-    c.stage_in = [s_in, in]() mutable { s_in.copy_(in, true); };
-    c.stage_out = [s_out, out]() mutable { out.copy_(s_out, true); };
-  }
+  lend_or_stage(c, {{in, true, false}, {out, false, true}}, !overlap(in, out));
   c.call = [opts, output_splits, input_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
     return g.alltoall_base(cpu[1], cpu[0], output_splits, input_splits, opts);
   };

@@ -9,11 +9,11 @@
 //    foo_sim's device memory is host memory, as device memory that a
 //    transport registers is NCCL's); otherwise the foo data is copied into
 //    pinned staging buffers before the kernel and back after it;
-//  - the Work ends at an event after the copies back; waiting on it makes
-//    the current stream wait (FooWork).
+//  - the Work ends at an event after the kernel (and the copies back);
+//    waiting on it makes the current stream wait (FooWork).
 // Which thread runs gloo: the internal stream's kernel, on a foo executor,
-// so gloo sees the staged data exactly when the stream reaches it, and the
-// host never waits. That executor is busy for the time of the exchange;
+// so gloo sees the data exactly when the stream reaches it, and the host
+// never waits. That executor is busy for the time of the exchange;
 // every other stream of the device keeps running on the other executors.
 // Point-to-point operations have their own streams, one for sends and one
 // for receives, so that two ranks that both send first, then receive, do
@@ -132,6 +132,16 @@ class FooBackend : public c10d::Backend {
     int tag;
   };
 
+  // A tensor gloo reads, writes, or both.
+  struct Buffer {
+    at::Tensor tensor;
+    bool read;
+    bool written;
+  };
+  // gloo works on the buffers themselves if `may_lend`; otherwise on
+  // pinned copies, filled before the kernel from those read and copied
+  // back after it to those written.
+  static void lend_or_stage(Collective& c, const std::vector<Buffer>& buffers, bool may_lend);
   c10::intrusive_ptr<c10d::Work> launch(Collective c);
   c10::intrusive_ptr<c10d::Work> coalesce(PointToPoint op);
   // launch()'s two halves: orders the internal stream after the caller's

@@ -28,6 +28,15 @@ void release_after(const std::vector<at::Tensor>& buffers, const FooStream& stre
 HostView::HostView(const at::Tensor& t)
     : data(t.data_ptr()), sizes(t.sizes().vec()), strides(t.strides().vec()), dtype(t.scalar_type()) {}
 
+size_t HostView::bytes() const {
+  int64_t last = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == 0) return 0;
+    last += (sizes[i] - 1) * strides[i];  // dense buffers: strides are not negative
+  }
+  return static_cast<size_t>(last + 1) * c10::elementSize(dtype);
+}
+
 at::Tensor HostView::tensor() const {
   return at::from_blob(data, sizes, strides, at::TensorOptions().dtype(dtype).device(c10::kCPU));
 }

@@ -1,6 +1,6 @@
-// Pinned host staging buffers for foo collectives. gloo moves host memory;
-// foo tensors reach it through these buffers, filled and drained by
-// asynchronous copies on the backend's internal stream.
+// Pinned host staging buffers for the foo collectives that cannot lend gloo
+// the foo memory itself (a layout or dtype to convert, an overlap): filled
+// and drained by asynchronous copies on the backend's internal stream.
 #pragma once
 
 #include <vector>
@@ -32,6 +32,8 @@ struct HostView {
 
   explicit HostView(const at::Tensor& t);
   at::Tensor tensor() const;
+  // The bytes from the first element to the end of the last.
+  size_t bytes() const;
 };
 
 }  // namespace foo::distributed
