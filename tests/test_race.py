@@ -266,61 +266,48 @@ def test_dataloader_pinned_copies(race):
     assert race.race_reports() == []
 
 
-def test_collective_not_ordered_with_its_input(tmp_path):
+def test_collective_not_ordered_with_its_input_or_its_reader(tmp_path):
     out = run_python_json(f"""
         import json, torch, torch.distributed as dist, torch_foo
         foo = torch.foo
         dist.init_process_group("fooccl", init_method="file://{tmp_path}/store", rank=0, world_size=1)
         out = {{}}
+
+        def raised(fn):
+            try:
+                fn()
+            except torch_foo.RaceError as e:
+                return str(e)
+
         with foo.race_check("raise"):
             s = foo.Stream()
             x = torch.zeros(1024, device="foo")
             s.wait_stream(foo.current_stream())
             with foo.stream(s):
                 x.add_(1)
-            try:
-                dist.all_reduce(x)  # on the default stream: nothing orders it after s's add_
-                out["raised"] = None
-            except torch_foo.RaceError as e:
-                out["raised"] = str(e)
+            # On the default stream: nothing orders it after s's add_.
+            out["input"] = raised(lambda: dist.all_reduce(x))
             foo.current_stream().wait_stream(s)
             dist.all_reduce(x)
             out["value"] = x.sum().item()
-        out["reports"] = len(foo.race_reports())
-        dist.destroy_process_group()
-        print(json.dumps(out))
-    """)
-    assert "aten::add_" in out["raised"] and "wait_stream(s)" in out["raised"]
-    assert out["value"] == 1024 and out["reports"] == 1
-
-
-def test_collective_output_read_before_its_work_is_waited_on(tmp_path):
-    # gloo writes the foo tensor in place on fooccl's internal stream: a
-    # read on the current stream before work.wait() is a missing sync.
-    out = run_python_json(f"""
-        import json, torch, torch.distributed as dist, torch_foo
-        foo = torch.foo
-        dist.init_process_group("fooccl", init_method="file://{tmp_path}/store", rank=0, world_size=1)
-        out = {{}}
-        with foo.race_check("raise"):
-            x = torch.ones(1024, device="foo")
+            out["reports"] = len(foo.race_reports())
+            # gloo writes x in place on fooccl's internal stream: reading it
+            # before work.wait() is a missing synchronization.
             work = dist.all_reduce(x, async_op=True)
-            try:
-                x.sum()
-                out["raised"] = None
-            except torch_foo.RaceError as e:
-                out["raised"] = str(e)
+            out["reader"] = raised(lambda: x.sum())
             foo.synchronize()
             foo.clear_race_reports()
             work = dist.all_reduce(x, async_op=True)
             work.wait()
-            out["value"] = x.sum().item()
-        out["reports"] = len(foo.race_reports())
+            out["waited"] = x.sum().item()
+        out["after_wait"] = len(foo.race_reports())
         dist.destroy_process_group()
         print(json.dumps(out))
     """)
-    assert out["raised"] is not None and "fooccl all_reduce" in out["raised"] and "aten::sum" in out["raised"]
-    assert out["value"] == 1024 and out["reports"] == 0
+    assert "aten::add_" in out["input"] and "wait_stream(s)" in out["input"]
+    assert out["value"] == 1024 and out["reports"] == 1
+    assert "fooccl all_reduce" in out["reader"] and "aten::sum" in out["reader"]
+    assert out["waited"] == 1024 and out["after_wait"] == 0
 
 
 def _collectives_under_the_detector(rank, world, store):
