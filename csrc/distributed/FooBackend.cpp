@@ -53,7 +53,8 @@ void check_list(const std::vector<at::Tensor>& ts, const at::Tensor& like, const
 
 // gloo has no PREMUL_SUM: the factor is applied to what gloo reduces (the
 // tensor itself for an all_reduce, whose input is its output; a staged
-// copy of the input otherwise), then gloo sums. Returns the factor (1 for other operations) and rewrites op.
+// copy of the input otherwise), then gloo sums. Returns the factor (1 for
+// other operations) and rewrites op.
 double premul_factor(c10d::ReduceOp& op) {
   if (op.op_ != c10d::ReduceOp::PREMUL_SUM) return 1.0;
   auto* s = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
