@@ -65,6 +65,11 @@ def _mismatched(rank, world, dev):
     inp = torch.ones(4, device=dev, dtype=torch.float32 if rank == 0 else torch.float64)
     errors["all_gather_dtype"] = _error_of(
         lambda: (dist.all_gather_into_tensor(out.to(inp.dtype), inp), torch.foo.synchronize()))
+    # Different operations at the same point (signatures of different lengths).
+    x = torch.ones(4, device=dev)
+    errors["different_operations"] = _error_of(lambda: (
+        dist.all_reduce(x) if rank == 0 else dist.all_gather([torch.empty(4, device=dev) for _ in range(world)], x),
+        torch.foo.synchronize()))
     # The group still works afterwards.
     t = torch.ones(4, device=dev)
     dist.all_reduce(t)
@@ -109,7 +114,7 @@ def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
     for out in run_ranks(_mismatch_then_destroy, 2, tmp_path, timeout=60):
         errors = out["mismatched"]
         # gloo itself would abort the process: fooccl compares the ranks' sizes first.
-        for op in ("all_reduce", "all_reduce_large", "all_gather_dtype"):
+        for op in ("all_reduce", "all_reduce_large", "all_gather_dtype", "different_operations"):
             assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
         assert errors["after"] == [2.0] * 4          # the group still works
         before, in_place, during, after = out["staging"]

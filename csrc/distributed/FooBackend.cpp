@@ -9,6 +9,7 @@
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
 #include "distributed/FooWork.h"
+#include "distributed/Signature.h"
 #include "distributed/Staging.h"
 #include "runtime/FooCachingAllocator.h"
 #include "runtime/FooEvent.h"
@@ -64,26 +65,6 @@ double premul_factor(c10d::ReduceOp& op) {
   return factor;
 }
 
-// gloo aborts the whole process when the ranks' buffers differ in size, so
-// each collective first gathers every rank's signature (operation, dtype,
-// element counts) and fails cleanly, on every rank, if they differ. Runs in
-// the exchange kernel, in the same order on every rank.
-void check_signatures(c10d::Backend& g, const std::vector<int64_t>& mine, const char* name) {
-  const int64_t n = static_cast<int64_t>(mine.size());
-  at::Tensor own = at::tensor(mine, at::kLong);
-  at::Tensor all = at::empty({n * g.getSize()}, at::kLong);
-  g._allgather_base(all, own, c10d::AllgatherOptions())->wait();
-  for (int r = 0; r < g.getSize(); ++r) {
-    at::Tensor theirs = all.narrow(0, r * n, n);
-    if (!at::equal(theirs, own)) {
-      std::vector<int64_t> t(theirs.data_ptr<int64_t>(), theirs.data_ptr<int64_t>() + n);
-      TORCH_CHECK(false, "the ranks' tensors do not match: rank ", g.getRank(), " has ", c10::ArrayRef<int64_t>(mine),
-                  ", rank ", r, " has ", c10::ArrayRef<int64_t>(t),
-                  " (operation, dtype, element counts); a collective needs the same on every rank");
-    }
-  }
-}
-
 void check_same_device(const at::Tensor& in, const at::Tensor& out, const char* op) {
   TORCH_CHECK_VALUE(in.device() == out.device(), "fooccl ", op, ": input and output must be on the same device, got ",
                     in.device(), " and ", out.device());
@@ -132,11 +113,14 @@ std::string describe(const std::exception& e) {
 
 }  // namespace
 
-FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size, std::chrono::milliseconds timeout)
-    : c10d::Backend(rank, size), gloo_(std::move(gloo)), timeout_(timeout) {
-  TORCH_CHECK(gloo_, "fooccl needs a gloo process group");
-  TORCH_CHECK(gloo_->getRank() == rank && gloo_->getSize() == size, "fooccl: the gloo group has rank ",
-              gloo_->getRank(), " of ", gloo_->getSize(), ", not ", rank, " of ", size);
+FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> signatures, int rank,
+                       int size, std::chrono::milliseconds timeout)
+    : c10d::Backend(rank, size), gloo_(std::move(gloo)), signatures_(std::move(signatures)), timeout_(timeout) {
+  for (const auto& g : {gloo_, signatures_}) {
+    TORCH_CHECK(g, "fooccl needs two gloo process groups");
+    TORCH_CHECK(g->getRank() == rank && g->getSize() == size, "fooccl: a gloo group has rank ", g->getRank(), " of ",
+                g->getSize(), ", not ", rank, " of ", size);
+  }
 }
 
 FooBackend::~FooBackend() {
@@ -256,6 +240,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   // a capture that cannot be replayed faithfully.
   assert_not_capturing("A fooccl collective");
   FooStream internal = begin(c);
+  std::shared_ptr<SignatureExchange> signature;
+  if (!c.signature.empty()) signature = std::make_shared<SignatureExchange>(*signatures_, c.signature);
   {
     c10::StreamGuard stream_guard(internal.unwrap());
     if (c.stage_in) c.stage_in();
@@ -269,7 +255,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       declare_direct(c.direct, c.written, c.name);
     }
     exchange_kernel(internal, c.name, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
-                                       timeout = timeout_, signature = c.signature, name = c.name] {
+                                       timeout = timeout_, signature = std::move(signature)] {
       std::vector<at::Tensor> cpu;
       std::vector<MemoryRange> ranges;
       cpu.reserve(views.size());
@@ -279,7 +265,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       }
       // gloo's threads work on this memory for the kernel while it runs.
       LentMemory lent(std::move(ranges));
-      if (!signature.empty()) check_signatures(*gloo, signature, name);
+      if (signature) signature->check(timeout);
       // No call: a Work that only marks a point of the stream (endCoalescing).
       c10::intrusive_ptr<c10d::Work> w = call ? call(*gloo, cpu) : nullptr;
       if (w) w->wait(timeout);

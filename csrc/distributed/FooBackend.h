@@ -40,7 +40,11 @@ class FooBackend : public c10d::Backend {
  public:
   // `gloo` carries the data (a ProcessGroupGloo over the same store, rank
   // and size); CPU tensors given to this backend go to it unchanged.
-  FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size, std::chrono::milliseconds timeout);
+  // `signatures` (another one, under its own store prefix) carries only
+  // the comparison of the ranks' tensors before each collective
+  // (Signature.h).
+  FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> signatures, int rank, int size,
+             std::chrono::milliseconds timeout);
   ~FooBackend() override;
 
   const std::string getBackendName() const override { return "fooccl"; }
@@ -157,6 +161,7 @@ class FooBackend : public c10d::Backend {
   FooStream stream_for(Lane lane, c10::DeviceIndex device);
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
+  c10::intrusive_ptr<c10d::Backend> signatures_;
   // The group's timeout: how long a kernel waits for gloo before it fails
   // the collective (gloo's own timeouts do not cover every mismatch).
   std::chrono::milliseconds timeout_;

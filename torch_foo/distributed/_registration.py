@@ -10,13 +10,15 @@ _registered = False
 
 
 def _create_backend(store, rank: int, world_size: int, timeout: timedelta):
-    """c10d's creator for fooccl: a gloo group carries the data."""
+    """c10d's creator for fooccl: a gloo group carries the data, and a
+    second one, under its own store prefix, the ranks' signatures."""
     import torch.distributed as dist
 
     from torch_foo import _C
 
     gloo = dist.ProcessGroupGloo(store, rank, world_size, timeout)
-    return _C._distributed.FooBackend(gloo, rank, world_size, timeout)
+    signatures = dist.ProcessGroupGloo(dist.PrefixStore("fooccl_signatures", store), rank, world_size, timeout)
+    return _C._distributed.FooBackend(gloo, signatures, rank, world_size, timeout)
 
 
 def register() -> None:

@@ -1,0 +1,58 @@
+#include "distributed/Signature.h"
+
+#include <ATen/Functions.h>
+#include <c10/util/Exception.h>
+
+namespace foo::distributed {
+namespace {
+
+// Slots per rank: the signature's length, its first entries, and a hash of
+// all of them (a coalesced operation's signature can be long).
+constexpr int64_t kSlots = 16;
+constexpr int64_t kShown = kSlots - 2;
+
+int64_t fnv1a(const std::vector<int64_t>& values) {
+  uint64_t h = 1469598103934665603ull;
+  for (int64_t v : values) {
+    for (int byte = 0; byte < 8; ++byte) {
+      h ^= (static_cast<uint64_t>(v) >> (8 * byte)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  }
+  return static_cast<int64_t>(h);
+}
+
+std::vector<int64_t> shown(const int64_t* slots) {
+  int64_t n = std::min(slots[0], kShown);
+  return std::vector<int64_t>(slots + 1, slots + 1 + std::max<int64_t>(n, 0));
+}
+
+}  // namespace
+
+SignatureExchange::SignatureExchange(c10d::Backend& group, std::vector<int64_t> mine)
+    : mine_(std::move(mine)), rank_(group.getRank()) {
+  own_ = at::zeros({kSlots}, at::kLong);
+  int64_t* slots = own_.data_ptr<int64_t>();
+  slots[0] = static_cast<int64_t>(mine_.size());
+  for (int64_t i = 0; i < std::min<int64_t>(slots[0], kShown); ++i) slots[1 + i] = mine_[i];
+  slots[kSlots - 1] = fnv1a(mine_);
+  all_ = at::empty({kSlots * group.getSize()}, at::kLong);
+  work_ = group._allgather_base(all_, own_, c10d::AllgatherOptions());
+}
+
+void SignatureExchange::check(std::chrono::milliseconds timeout) const {
+  work_->wait(timeout);
+  const int64_t* own = own_.const_data_ptr<int64_t>();
+  const int64_t* all = all_.const_data_ptr<int64_t>();
+  const int64_t size = all_.numel() / kSlots;
+  for (int64_t r = 0; r < size; ++r) {
+    const int64_t* theirs = all + r * kSlots;
+    if (std::equal(own, own + kSlots, theirs)) continue;
+    std::vector<int64_t> t = shown(theirs);
+    TORCH_CHECK(false, "the ranks' tensors do not match: rank ", rank_, " has ", c10::ArrayRef<int64_t>(mine_),
+                ", rank ", r, " has ", c10::ArrayRef<int64_t>(t), theirs[0] > kShown ? " (and more)" : "",
+                " (operation, dtype, element counts); a collective needs the same on every rank");
+  }
+}
+
+}  // namespace foo::distributed
