@@ -163,3 +163,21 @@ def test_ddp_on_four_ranks_with_the_default_backend(tmp_path):
         assert out["ddp"] == {"buckets": True}
         if rank in (1, 3):
             assert out["odd"] == [4.0] * 4
+
+
+def test_the_shipped_ddp_example_trains_under_torchrun(tmp_path):
+    # README's command, as a user runs it (on a free port, as --standalone picks).
+    import os
+    import re
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, GLOO_SOCKET_IFNAME="lo")
+    result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                             os.path.join(root, "examples", "ddp_train.py")],
+                            capture_output=True, text=True, timeout=180, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "DDP on 2 processes, backend fooccl" in result.stdout
+    losses = [float(m) for m in re.findall(r"step +\d+ +loss ([0-9.]+)", result.stdout)]
+    assert len(losses) == 30 and losses[-1] < losses[0] / 2, losses
