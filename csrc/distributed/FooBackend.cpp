@@ -171,7 +171,7 @@ FooStream FooBackend::begin(Collective& c) {
     // By default: the operation, then dtype and size of every buffer gloo
     // works on.
     c.signature.push_back(static_cast<int64_t>(c.type));
-    for (const at::Tensor& s : c.direct.empty() ? c.staged : c.direct) {
+    for (const at::Tensor& s : c.exchanged()) {
       c.signature.push_back(static_cast<int64_t>(s.scalar_type()));
       c.signature.push_back(s.numel());
     }
@@ -247,8 +247,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     if (c.stage_in) c.stage_in();
     // foo_sim's device memory is host memory: gloo can work on it in
     // place, as NCCL works on device memory, and be ordered the same way.
-    const std::vector<at::Tensor>& exchanged = c.direct.empty() ? c.staged : c.direct;
-    std::vector<HostView> views(exchanged.begin(), exchanged.end());
+    std::vector<HostView> views(c.exchanged().begin(), c.exchanged().end());
     std::optional<DeclarationScope> declared;
     if (!c.direct.empty()) {
       declared.emplace();

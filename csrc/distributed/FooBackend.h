@@ -116,6 +116,8 @@ class FooBackend : public c10d::Backend {
     // place (no staging, no copies), and those of them it writes.
     std::vector<at::Tensor> direct;
     std::vector<at::Tensor> written;
+    // What gloo works on: the foo tensors themselves, or their staged copies.
+    const std::vector<at::Tensor>& exchanged() const { return direct.empty() ? staged : direct; }
     std::function<void()> stage_in;           // foo -> staged, queued on the internal stream
     GlooCall call;
     std::function<void()> stage_out;          // staged -> foo, queued on the internal stream
