@@ -290,6 +290,18 @@ def _stream_semantics(rank, world, dev):
     work.wait()
     foo.synchronize()
     out["protected"] = [gathered[r << 16].item() for r in range(world)] + [other[0].item()]
+
+    # The in-place reduce_scatter_tensor and all_to_all_single read their
+    # input when the stream reaches them, after the fill queued behind the
+    # sleeping kernel, and the reads on the current stream wait for them.
+    big = torch.zeros(world * 8, device=dev)
+    foo._sleep(200)
+    big.fill_(rank + 1)
+    part, swapped = torch.empty(8, device=dev), torch.empty(world * 8, device=dev)
+    dist.reduce_scatter_tensor(part, big)
+    dist.all_to_all_single(swapped, big)
+    out["busy_reduce_scatter"] = part.cpu().tolist()
+    out["busy_all_to_all"] = swapped.cpu().tolist()
     return out
 
 
@@ -304,6 +316,8 @@ def _check_stream_semantics(out, world):
     assert out["future"] == [total] * 8
     assert out["chained"] == [10 * total] * 8
     assert out["protected"] == [float(r + 1) for r in range(world)] + [-7.0]
+    assert out["busy_reduce_scatter"] == [total] * 8
+    assert out["busy_all_to_all"] == [float(r + 1) for r in range(world) for _ in range(8)]
 
 
 def _job(rank, world, store):

@@ -85,8 +85,9 @@ def test_copies_into_and_out_of_negated_and_conjugated_views(foo, view):
     into = {"pageable": view(torch.zeros(3, dtype=values.dtype, device="foo")),
             "pinned": view(torch.zeros(3, dtype=values.dtype, device="foo")),
             "device": view(torch.zeros(3, dtype=values.dtype, device="foo"))}
+    foo._sleep(200)  # every copy below queues behind a busy stream
     into["pageable"].copy_(values)
-    into["pinned"].copy_(values.pin_memory(), non_blocking=True)
+    into["pinned"].copy_(values.pin_memory(), non_blocking=True)  # the pinned source is freed at once
     into["device"].copy_(values.foo())
     for name, t in into.items():
         assert torch.equal(plain(t), values), name
