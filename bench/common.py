@@ -7,6 +7,14 @@ from typing import Callable
 
 import torch
 
+# After its last parallel region, an OpenMP (libgomp) team keeps its worker
+# threads spinning for about 10 ms (measured here: 8 to 11 ms of CPU). foo's
+# kernels run on executor threads, each the master of a team of its own, and
+# CPU's operators on the calling thread's team; timed back to back, the side
+# timed second would share the cores with the other side's spinning workers.
+# Each side starts after this pause instead.
+SETTLE_S = 0.02
+
 
 def seconds(fn: Callable[[], None], repeat: int) -> float:
     start = time.perf_counter()
@@ -20,7 +28,9 @@ def ratio(foo_fn: Callable[[], None], cpu_fn: Callable[[], None], repeat: int, r
     foo_fn(), cpu_fn()  # warm up caches, pools and the runtime
     foo_times, cpu_times, ratios = [], [], []
     for _ in range(rounds):
+        time.sleep(SETTLE_S)
         f = seconds(foo_fn, repeat)
+        time.sleep(SETTLE_S)
         c = seconds(cpu_fn, repeat)
         foo_times.append(f)
         cpu_times.append(c)
