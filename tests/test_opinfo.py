@@ -251,6 +251,14 @@ def _expect_cuda_error(op, name, dtype):
     assert raised, f"{name} in {dtype}: foo computed every sample, CUDA has no kernel for it"
 
 
+def _decomposed_above_the_backend(name, dtype):
+    """A complex32 convolution never reaches a backend whole: ATen's composite _convolution splits it into three
+    half convolutions (Gauss's trick) with half intermediates, on CUDA as on CPU and foo, so CPU itself computes
+    it, and the whole operator computed in complex64 is not what CUDA returns (cancellation in the half
+    intermediates: several percent on small elements)."""
+    return dtype == torch.complex32 and name.startswith("nn.functional.conv")
+
+
 def _check_widened(op, name, dtype):
     """A dtype CUDA takes and CPU does not: foo equals CPU in a wider dtype, cast back."""
     wider = WIDER[dtype]
@@ -258,7 +266,7 @@ def _check_widened(op, name, dtype):
     for i, sample in enumerate(_samples(op, dtype)):
         foo = _foo_sample(sample, op)
         got = op(foo.input, *foo.args, **foo.kwargs)
-        cpu = sample.transform(widen)
+        cpu = sample if _decomposed_above_the_backend(name, dtype) else sample.transform(widen)
         want = op(cpu.input, *cpu.args, **cpu.kwargs)
         for j, (g, w) in enumerate(zip(_flatten(got), _flatten(want))):
             assert g.device.type == "foo", f"{name} {dtype} sample {i}: result on {g.device}"
