@@ -13,7 +13,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -22,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "command_queue.h"
 #include "config.h"
 #include "foo_sim/foo_runtime.h"
 #include "graph_capture.h"
@@ -76,7 +76,7 @@ struct fooStream_st {
   foo_sim::Device* device = nullptr;
   int priority = 0;
   bool is_default = false;
-  std::deque<foo_sim::Command> queue;
+  foo_sim::RingQueue<foo_sim::Command> queue;
   bool running = false;   // an executor is running the kernel popped last
   bool listed = false;    // in device->runnable
   bool destroyed = false; // released by its owner; freed once idle

@@ -158,3 +158,36 @@ TEST(a_stream_wakes_the_executor_it_last_ran_on) {
   CHECK(hops <= 3);
   CHECK_OK(fooStreamDestroy(s));
 }
+
+// A stream's queue is a ring that grows: work queued while it has wrapped
+// around (the executor popped from the front as the host pushed at the
+// back) must still run in launch order after it grows.
+TEST(a_queue_that_wrapped_around_keeps_its_order_when_it_grows) {
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  std::atomic<int> gate{0};
+  auto wait_for_gate = [&gate](int value) {
+    return [&gate, value] {
+      while (gate.load() < value) std::this_thread::yield();
+    };
+  };
+  std::vector<int> order;  // only touched by kernels of one stream
+  std::atomic<int> ran{0};
+  auto record = [&order, &ran](int i) {
+    return [&order, &ran, i] {
+      order.push_back(i);
+      ++ran;
+    };
+  };
+  CHECK_OK(harness::launch(s, wait_for_gate(1)));
+  for (int i = 0; i < 10; ++i) CHECK_OK(harness::launch(s, record(i)));
+  gate = 1;
+  while (ran.load() < 10) std::this_thread::yield();  // the front has moved past the first slots
+  CHECK_OK(harness::launch(s, wait_for_gate(2)));
+  for (int i = 10; i < 100; ++i) CHECK_OK(harness::launch(s, record(i)));  // wraps, then grows
+  gate = 2;
+  CHECK_OK(fooStreamSynchronize(s));
+  CHECK(order.size() == 100);
+  for (int i = 0; i < 100; ++i) CHECK(order[i] == i);
+  CHECK_OK(fooStreamDestroy(s));
+}
