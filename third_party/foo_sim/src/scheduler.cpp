@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "adaptive_mutex.h"
 #include "error.h"
 #include "priority.h"
 
@@ -36,6 +37,7 @@ struct ClosureBox {
 }  // namespace
 
 Scheduler::Scheduler(const Config& config) : config_(config) {
+  spin_before_sleeping(mutex_);
   for (int i = 0; i < config.device_count; ++i) {
     devices_.push_back(std::make_unique<Device>());
     devices_.back()->index = i;
