@@ -548,15 +548,21 @@ void Scheduler::executor_main(Device* d, int executor) {
 }
 
 void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
-  lock.unlock();
-  d->spinning.fetch_add(1);
-  auto until = Clock::now() + kSpin;
-  while (d->runnable_count.load(std::memory_order_acquire) == 0 && Clock::now() < until) {
-    std::this_thread::yield();
+  // One spinner per device is enough to catch the next launch; a second
+  // would only take a core from the host that is launching it (with one
+  // stream fed by one host, two executors used to take turns spinning, so
+  // that three threads were busy on work that needs two).
+  if (d->spinning.load(std::memory_order_relaxed) == 0) {
+    d->spinning.fetch_add(1);
+    lock.unlock();
+    auto until = Clock::now() + kSpin;
+    while (d->runnable_count.load(std::memory_order_acquire) == 0 && Clock::now() < until) {
+      std::this_thread::yield();
+    }
+    lock.lock();
+    d->spinning.fetch_sub(1);
+    if (!d->runnable.empty()) return;
   }
-  lock.lock();
-  d->spinning.fetch_sub(1);
-  if (!d->runnable.empty()) return;
   ++d->sleeping;
   d->asleep[executor] = true;
   d->executor_cv[executor]->wait(lock, [&] { return !d->asleep[executor]; });

@@ -122,7 +122,7 @@ struct Device {
   std::vector<Stream*> runnable;  // head is a kernel and nobody runs it
   int sleeping = 0;               // executors blocked on their executor_cv
   int returning = 0;              // executors that finished a kernel and will pick next
-  std::atomic<int> spinning{0};   // executors polling `runnable_count`
+  std::atomic<int> spinning{0};   // executors polling `runnable_count`: at most one
   std::atomic<int> runnable_count{0};
   std::vector<std::thread> executors;
   std::vector<bool> asleep;       // by executor id, set by wait_for_work
