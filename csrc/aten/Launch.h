@@ -31,7 +31,7 @@ void report_kernel_failure(const char* op_name, const char* what) noexcept;
 template <class F>
 void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
   int threads = at::get_num_threads();
-  launch_kernel(getCurrentFooStream(device), [op_name, threads, fn = std::forward<F>(fn)]() mutable {
+  launch_kernel<ClosureRelease::ByLauncher>(getCurrentFooStream(device), [op_name, threads, fn = std::forward<F>(fn)]() mutable {
     use_thread_count(threads);
     AliasScope aliases;
     try {

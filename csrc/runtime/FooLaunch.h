@@ -9,6 +9,7 @@
 
 #include "runtime/FooException.h"
 #include "runtime/FooGraphsUtils.h"
+#include "runtime/FooSpentKernels.h"
 #include "runtime/FooStream.h"
 
 namespace foo {
@@ -27,7 +28,44 @@ template <class F>
 void release_boxed(void* data) {
   delete static_cast<F*>(data);
 }
+
+template <class F>
+struct HandedBackBox final : SpentKernel {
+  explicit HandedBackBox(F&& f) : fn(std::move(f)) { destroy = &destroy_box; }
+  explicit HandedBackBox(const F& f) : fn(f) { destroy = &destroy_box; }
+  static void destroy_box(SpentKernel* k) { delete static_cast<HandedBackBox*>(k); }
+  F fn;
+};
+template <class F>
+void run_then_hand_back(void* data) {
+  auto* box = static_cast<HandedBackBox<F>*>(data);
+  struct HandBack {
+    HandedBackBox<F>* box;
+    ~HandBack() { hand_back(box); }
+  } hand_back_when_done{box};
+  box->fn();
+}
 }  // namespace detail
+
+// Who destroys a kernel's closure once it has run.
+enum class ClosureRelease {
+  // The executor, at once: for closures that own foo memory, buffers or
+  // state whose release must not wait for the host's next launch.
+  OnExecutor,
+  // A launching thread, at its next launch (FooSpentKernels.h): for the
+  // operator hot path, whose closures hold only values and CPU copies.
+  ByLauncher,
+};
+
+template <class Box>
+void launch_box(const FooStream& stream, std::unique_ptr<Box> boxed, void (*run)(void*), const char* name) {
+  fooError_t e = fooLaunchKernel(stream.stream(), run, boxed.get(), name);
+  // foo_sim owns the box once the launch was accepted, even if the kernel
+  // already ran and failed (FOO_SIM_LAUNCH_BLOCKING=1).
+  if (e == fooSuccess || e == fooErrorLaunchFailure) boxed.release();
+  if (e == fooErrorLaunchFailure) detail::throw_launch_failure(__FILE__, __LINE__);
+  FOO_CHECK(e);
+}
 
 // `fn` runs once on an executor of the stream's device after the work
 // queued before it; an exception it throws becomes the stream's
@@ -36,25 +74,26 @@ void release_boxed(void* data) {
 // On a capturing stream `fn` becomes a graph node instead, run by every
 // replay (so it must not consume what it captured) and destroyed with the
 // graph.
-template <class F>
+template <ClosureRelease Release = ClosureRelease::OnExecutor, class F>
 void launch_kernel(const FooStream& stream, F&& fn, const char* name) {
   using Fn = std::decay_t<F>;
-  auto boxed = std::make_unique<Fn>(std::forward<F>(fn));
   if (captures_underway() != 0) {
     // foo_sim owns the box from the call on, whatever it returns.
-    fooError_t e = fooLaunchHostFuncOwned(stream.stream(), &detail::run_boxed<Fn>, boxed.release(),
+    fooError_t e = fooLaunchHostFuncOwned(stream.stream(), &detail::run_boxed<Fn>,
+                                          std::make_unique<Fn>(std::forward<F>(fn)).release(),
                                           &detail::release_boxed<Fn>, name);
     if (e == fooErrorLaunchFailure) detail::throw_launch_failure(__FILE__, __LINE__);
     FOO_CHECK(e);
     return;
   }
-  // No capture anywhere: the cheaper launch, which runs the box once and frees it.
-  fooError_t e = fooLaunchKernel(stream.stream(), &detail::run_boxed_kernel<Fn>, boxed.get(), name);
-  // foo_sim owns the box once the launch was accepted, even if the kernel
-  // already ran and failed (FOO_SIM_LAUNCH_BLOCKING=1).
-  if (e == fooSuccess || e == fooErrorLaunchFailure) boxed.release();
-  if (e == fooErrorLaunchFailure) detail::throw_launch_failure(__FILE__, __LINE__);
-  FOO_CHECK(e);
+  // No capture anywhere: the cheaper launch, which runs the box once.
+  if constexpr (Release == ClosureRelease::ByLauncher) {
+    detail::destroy_spent_kernels();
+    launch_box(stream, std::make_unique<detail::HandedBackBox<Fn>>(std::forward<F>(fn)),
+               &detail::run_then_hand_back<Fn>, name);
+  } else {
+    launch_box(stream, std::make_unique<Fn>(std::forward<F>(fn)), &detail::run_boxed_kernel<Fn>, name);
+  }
 }
 
 }  // namespace foo
