@@ -45,6 +45,16 @@ void run_then_hand_back(void* data) {
   } hand_back_when_done{box};
   box->fn();
 }
+
+template <class Box>
+void launch_box(const FooStream& stream, std::unique_ptr<Box> boxed, void (*run)(void*), const char* name) {
+  fooError_t e = fooLaunchKernel(stream.stream(), run, boxed.get(), name);
+  // foo_sim owns the box once the launch was accepted, even if the kernel
+  // already ran and failed (FOO_SIM_LAUNCH_BLOCKING=1).
+  if (e == fooSuccess || e == fooErrorLaunchFailure) boxed.release();
+  if (e == fooErrorLaunchFailure) throw_launch_failure(__FILE__, __LINE__);
+  FOO_CHECK(e);
+}
 }  // namespace detail
 
 // Who destroys a kernel's closure once it has run.
@@ -56,16 +66,6 @@ enum class ClosureRelease {
   // operator hot path, whose closures hold only values and CPU copies.
   ByLauncher,
 };
-
-template <class Box>
-void launch_box(const FooStream& stream, std::unique_ptr<Box> boxed, void (*run)(void*), const char* name) {
-  fooError_t e = fooLaunchKernel(stream.stream(), run, boxed.get(), name);
-  // foo_sim owns the box once the launch was accepted, even if the kernel
-  // already ran and failed (FOO_SIM_LAUNCH_BLOCKING=1).
-  if (e == fooSuccess || e == fooErrorLaunchFailure) boxed.release();
-  if (e == fooErrorLaunchFailure) detail::throw_launch_failure(__FILE__, __LINE__);
-  FOO_CHECK(e);
-}
 
 // `fn` runs once on an executor of the stream's device after the work
 // queued before it; an exception it throws becomes the stream's
@@ -89,10 +89,10 @@ void launch_kernel(const FooStream& stream, F&& fn, const char* name) {
   // No capture anywhere: the cheaper launch, which runs the box once.
   if constexpr (Release == ClosureRelease::ByLauncher) {
     detail::destroy_spent_kernels();
-    launch_box(stream, std::make_unique<detail::HandedBackBox<Fn>>(std::forward<F>(fn)),
-               &detail::run_then_hand_back<Fn>, name);
+    detail::launch_box(stream, std::make_unique<detail::HandedBackBox<Fn>>(std::forward<F>(fn)),
+                       &detail::run_then_hand_back<Fn>, name);
   } else {
-    launch_box(stream, std::make_unique<Fn>(std::forward<F>(fn)), &detail::run_boxed_kernel<Fn>, name);
+    detail::launch_box(stream, std::make_unique<Fn>(std::forward<F>(fn)), &detail::run_boxed_kernel<Fn>, name);
   }
 }
 
