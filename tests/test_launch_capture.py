@@ -142,3 +142,23 @@ def test_grad_scaler_state_lives_on_foo(foo):
     scaler.step(opt)
     scaler.update()
     assert scaler._scale.device.type == "foo" and scaler._growth_tracker.device.type == "foo"
+
+
+def test_kernels_queued_behind_a_busy_stream_keep_what_they_carry_while_the_host_launches_on(foo):
+    # Each launch destroys the closures of kernels that have already run
+    # (handed back by the executors): the ones still queued behind the
+    # sleeping kernel must keep their CPU scalars while a side stream's
+    # thousands of finished kernels are destroyed around them.
+    x = torch.ones(256, device="foo")
+    z = torch.zeros(1000, device="foo")
+    foo.synchronize()  # z's fill is done before the side stream adds to it
+    _busy(foo)
+    queued = [x * torch.tensor(float(i)) for i in range(20)]
+    side = foo.Stream()
+    with foo.stream(side):
+        for _ in range(3000):
+            z.add_(torch.tensor(1.0))
+    side.synchronize()
+    assert not foo.current_stream().query()
+    assert [q.cpu()[0].item() for q in queued] == [float(i) for i in range(20)]
+    assert z.cpu()[0].item() == 3000.0
