@@ -162,3 +162,42 @@ def test_kernels_queued_behind_a_busy_stream_keep_what_they_carry_while_the_host
     assert not foo.current_stream().query()
     assert [q.cpu()[0].item() for q in queued] == [float(i) for i in range(20)]
     assert z.cpu()[0].item() == 3000.0
+
+
+# A 0-dim CPU tensor travels into the kernel as its value and dtype
+# (uint16, which c10::Scalar cannot hold, as a copy of the tensor).
+ZERO_DIM_CPU_VALUES = {
+    torch.bool: True, torch.uint8: 200, torch.int8: -7, torch.int16: -300, torch.int32: -70000,
+    torch.int64: -(2**40) - 1, torch.uint16: 60000, torch.float16: 1 / 3, torch.bfloat16: 1 / 3,
+    torch.float32: 1 / 3, torch.float64: 1 / 3, torch.complex32: 1 / 3 - 0.25j,
+    torch.complex64: 1 / 3 - 0.25j, torch.complex128: 1 / 3 - 0.25j,
+}
+
+
+@pytest.mark.parametrize("dtype", list(ZERO_DIM_CPU_VALUES), ids=str)
+def test_a_zero_dim_cpu_tensor_keeps_its_exact_value_and_dtype_until_the_kernel_runs(foo, dtype):
+    x_cpu = torch.tensor([0.5, -1.25, 3.0], dtype=torch.float64)
+    s = torch.tensor(ZERO_DIM_CPU_VALUES[dtype], dtype=dtype)
+    expected = x_cpu + s  # float64 or complex128: any rounding of s would show
+    x = x_cpu.to("foo")
+    _busy(foo)
+    y = x + s
+    s.zero_()
+    assert not foo.current_stream().query()
+    assert y.dtype == expected.dtype
+    torch.testing.assert_close(y.cpu(), expected, rtol=0, atol=0)
+
+
+def test_a_zero_dim_cpu_tensor_takes_part_in_type_promotion_and_a_python_number_does_not(foo):
+    # foo 0-dim float32 times CPU 0-dim float64 computes in float64; times a
+    # Python float it computes in float32. The kernel must see which it got.
+    x_cpu = torch.tensor(0.1234567, dtype=torch.float32)
+    x = x_cpu.to("foo")
+    _busy(foo)
+    by_tensor = x * torch.tensor(1 / 3, dtype=torch.float64)
+    by_number = x * (1 / 3)
+    assert not foo.current_stream().query()
+    assert by_tensor.dtype == torch.float64 and by_number.dtype == torch.float32
+    torch.testing.assert_close(by_tensor.cpu(), x_cpu * torch.tensor(1 / 3, dtype=torch.float64), rtol=0, atol=0)
+    torch.testing.assert_close(by_number.cpu(), x_cpu * (1 / 3), rtol=0, atol=0)
+    assert by_tensor.cpu().item() != by_number.cpu().item()

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include <ATen/Tensor.h>
+#include <c10/core/Scalar.h>
 #include <c10/core/Storage.h>
 #include <c10/util/SmallVector.h>
 
@@ -35,15 +36,44 @@ class KernelTensor {
   bool neg_;
 };
 
-// A tensor argument as a kernel carries it: foo tensors by address, CPU
-// tensors by a copy taken now, undefined ones as undefined.
+// A 0-dim CPU tensor (a Python number made into a tensor for one call, or a
+// CPU scalar the caller made) carried by value, as CUDA passes such a value
+// in the kernel's arguments. The kernel makes its own tensor of it on the
+// executor, so the host frees the caller's tensor at the end of the call
+// instead of after the kernel has run: a freshly freed block is the one the
+// host's next call allocates, where one freed thousands of launches later
+// goes through glibc's bins (measured: most of the host's extra cost per
+// launch on the small-op chain).
+class ScalarArgument {
+ public:
+  // nullopt for a tensor that is not a plain 0-dim CPU value (a view with a
+  // lazy conjugation, a dtype c10::Scalar cannot hold exactly).
+  static std::optional<ScalarArgument> of(const at::Tensor& t);
+  at::Tensor tensor() const;
+
+ private:
+  ScalarArgument(c10::Scalar value, c10::ScalarType dtype, bool wrapped)
+      : value_(value), dtype_(dtype), wrapped_(wrapped) {}
+  c10::Scalar value_;
+  c10::ScalarType dtype_;
+  bool wrapped_;  // a Python number: type promotion treats it as one
+};
+
+// A tensor argument as a kernel carries it: foo tensors by address, 0-dim
+// CPU tensors by value, other CPU tensors by a copy taken now, undefined
+// ones as undefined.
 class CarriedTensor {
  public:
   explicit CarriedTensor(const at::Tensor& t);
-  at::Tensor get() const { return foo_ ? foo_->cpu() : host_; }
+  at::Tensor get() const {
+    if (foo_) return foo_->cpu();
+    if (scalar_) return scalar_->tensor();
+    return host_;
+  }
 
  private:
   std::optional<KernelTensor> foo_;
+  std::optional<ScalarArgument> scalar_;
   at::Tensor host_;
 };
 
