@@ -128,6 +128,12 @@ struct AllocatingMeta final : Meta {
 };
 
 // Checks (in place) or resizes (out=) the caller's output.
+//
+// Holds the output by reference, not by copy: a copy of a tensor that
+// Python holds raises its count above one, and torch then takes the GIL to
+// keep the Python object alive (TensorImpl::incref_pyobject), and again to
+// let it go: two GIL round trips per operator on a host that launches
+// thousands of them.
 template <class Meta>
 struct ProvidedMeta final : Meta {
   ProvidedMeta(const at::Tensor& out, bool inplace) : output(out), inplace(inplace) {}
@@ -149,7 +155,7 @@ struct ProvidedMeta final : Meta {
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>) Meta::set_output_raw_strided(i, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t) override { return output; }
-  at::Tensor output;
+  const at::Tensor& output;  // the caller's, alive for the call
   const bool inplace;
 };
 
