@@ -42,8 +42,8 @@ class KernelTensor {
 // executor, so the host frees the caller's tensor at the end of the call
 // instead of after the kernel has run: a freshly freed block is the one the
 // host's next call allocates, where one freed thousands of launches later
-// goes through glibc's bins (measured: most of the host's extra cost per
-// launch on the small-op chain).
+// goes through glibc's bins (measured on the small-op chain: a third of a
+// microsecond per launch, 2.52 to 2.19).
 class ScalarArgument {
  public:
   // nullopt for a tensor that is not a plain 0-dim CPU value (a view with a
