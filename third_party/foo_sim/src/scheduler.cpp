@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <utility>
 
 #include "adaptive_mutex.h"
 #include "error.h"
@@ -70,12 +71,14 @@ void Scheduler::start() {
 
 // ---------------------------------------------------------------- validation
 
-fooError_t Scheduler::check_stream(Stream* s, const char* what) const {
+fooError_t Scheduler::check_stream(Stream* s, const char* what) {
+  if (s != nullptr && s == last_live_stream_) return fooSuccess;
   if (live_streams_.count(s) == 0) {
     return fail(fooErrorInvalidResourceHandle,
                 format("%s: stream %p is not a live foo stream (destroyed, or never created)", what,
                        static_cast<void*>(s)));
   }
+  last_live_stream_ = s;
   return fooSuccess;
 }
 
@@ -110,6 +113,7 @@ fooError_t Scheduler::destroy_stream(Stream* s) {
   // The capture still needs the stream (to end or join it back).
   if (s->capture) return capture_conflict(*s->capture, "fooStreamDestroy of a capturing stream");
   live_streams_.erase(s);
+  if (last_live_stream_ == s) last_live_stream_ = nullptr;
   s->destroyed = true;
   if (idle(s)) on_idle(s);
   return fooSuccess;
@@ -210,7 +214,7 @@ fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
     if (fooError_t e = race::on_launch(s)) return e;
   }
   if (config_.launch_blocking) return enqueue_and_wait(lock, s, std::move(c));
-  push(s, std::move(c));
+  push_then_ring(lock, s, std::move(c));
   return fooSuccess;
 }
 
@@ -235,7 +239,7 @@ fooError_t Scheduler::launch(Stream* s, std::function<void()> work) {
   c.fn = &ClosureBox::run;
   c.data = box.release();  // owned by the queued command from here on
   if (config_.launch_blocking) return enqueue_and_wait(lock, s, std::move(c));
-  push(s, std::move(c));
+  push_then_ring(lock, s, std::move(c));
   return fooSuccess;
 }
 
@@ -408,6 +412,15 @@ fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
 // ---------------------------------------------------------------- the queues
 // Everything below runs with mutex_ held.
 
+void Scheduler::push_then_ring(Lock& lock, Stream* s, Command c) {
+  ring_after_unlock_ = true;
+  push(s, std::move(c));
+  ring_after_unlock_ = false;
+  Device* d = std::exchange(doorbell_to_ring_, nullptr);
+  lock.unlock();
+  if (d != nullptr) d->doorbell.fetch_add(1, std::memory_order_release);
+}
+
 void Scheduler::push(Stream* s, Command c) {
   c.seq = next_seq_++;
   if (c.kind == Command::Kind::Kernel && !c.self_traced && profiler::tracing()) profiler::stamp(c.stamp);
@@ -460,7 +473,11 @@ void Scheduler::list_runnable(Stream* s) {
   Device* d = s->device;
   s->listed = true;
   d->runnable.push_back(s);
-  d->runnable_count.store(static_cast<int>(d->runnable.size()), std::memory_order_release);
+  if (ring_after_unlock_) {
+    doorbell_to_ring_ = d;
+  } else {
+    d->doorbell.fetch_add(1, std::memory_order_release);
+  }
   // Wake a sleeper only if the executors already awake cannot take all the
   // work: a woken executor with nothing to do would spin on a busy core.
   int awake = d->spinning.load() + d->returning;
@@ -498,7 +515,6 @@ Stream* Scheduler::pick(Device* d) {
   Stream* s = *best;
   *best = d->runnable.back();
   d->runnable.pop_back();
-  d->runnable_count.store(static_cast<int>(d->runnable.size()), std::memory_order_release);
   s->listed = false;
   return s;
 }
@@ -554,9 +570,12 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
   // that three threads were busy on work that needs two).
   if (d->spinning.load(std::memory_order_relaxed) == 0) {
     d->spinning.fetch_add(1);
+    // Read under the mutex, with nothing runnable: any stream listed from
+    // here on rings after this read.
+    uint32_t seen = d->doorbell.load(std::memory_order_relaxed);
     lock.unlock();
     auto until = Clock::now() + kSpin;
-    while (d->runnable_count.load(std::memory_order_acquire) == 0 && Clock::now() < until) {
+    while (d->doorbell.load(std::memory_order_acquire) == seen && Clock::now() < until) {
       std::this_thread::yield();
     }
     lock.lock();

@@ -122,8 +122,11 @@ struct Device {
   std::vector<Stream*> runnable;  // head is a kernel and nobody runs it
   int sleeping = 0;               // executors blocked on their executor_cv
   int returning = 0;              // executors that finished a kernel and will pick next
-  std::atomic<int> spinning{0};   // executors polling `runnable_count`: at most one
-  std::atomic<int> runnable_count{0};
+  std::atomic<int> spinning{0};   // executors polling `doorbell`: at most one
+  // Rung each time a stream is listed runnable; what a spinning executor
+  // polls. A launch rings it after releasing the scheduler's mutex, so that
+  // the executor it rouses does not collide with the launcher on the mutex.
+  std::atomic<uint32_t> doorbell{0};
   std::vector<std::thread> executors;
   std::vector<bool> asleep;       // by executor id, set by wait_for_work
   // One per executor, so that the one a stream last ran on can be woken.
@@ -189,9 +192,12 @@ class Scheduler {
  private:
   using Lock = std::unique_lock<std::mutex>;
 
-  fooError_t check_stream(Stream* s, const char* what) const;
+  fooError_t check_stream(Stream* s, const char* what);
   fooError_t check_event(Event* e, const char* what) const;
   void push(Stream* s, Command c);
+  // push(), then releases the mutex and rings the doorbell if the stream
+  // was listed runnable: a launch's way of queueing.
+  void push_then_ring(Lock& lock, Stream* s, Command c);
   void advance(Stream* s);
   void complete(const MarkerPtr& m, const Stream* recorder);
   void list_runnable(Stream* s);
@@ -228,6 +234,14 @@ class Scheduler {
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Device>> devices_;
   std::unordered_set<Stream*> live_streams_;
+  // The stream check_stream found live last: a launch loop checks one
+  // stream over and over, and a hash lookup per launch showed in profiles.
+  // Cleared when that stream is destroyed.
+  Stream* last_live_stream_ = nullptr;
+  // Set by launch() around its push: list_runnable then leaves the
+  // doorbell to it (rung once the mutex is released) and notes the device.
+  bool ring_after_unlock_ = false;
+  Device* doorbell_to_ring_ = nullptr;
   std::unordered_set<Event*> live_events_;
   std::vector<CapturePtr> captures_;  // under way, on any device
   unsigned long long next_capture_id_ = 1;
