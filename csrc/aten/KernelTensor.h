@@ -64,6 +64,7 @@ class ScalarArgument {
 // ones as undefined.
 class CarriedTensor {
  public:
+  CarriedTensor() = default;  // an undefined tensor
   explicit CarriedTensor(const at::Tensor& t);
   at::Tensor get() const {
     if (foo_) return foo_->cpu();

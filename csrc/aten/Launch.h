@@ -26,12 +26,14 @@ const char* lasting_name(const std::string& name);
 // Reports a failed kernel to foo_sim, naming the operator.
 void report_kernel_failure(const char* op_name, const char* what) noexcept;
 
-// `fn` runs on the stream in order; an exception it throws is reported,
-// prefixed with `op_name`, at the next synchronization that covers it.
+// An operator's kernel as queued: its closure, with what the executor needs
+// to run it as the launching thread would have.
 template <class F>
-void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
-  int threads = at::get_num_threads();
-  launch_kernel<ClosureRelease::ByLauncher>(getCurrentFooStream(device), [op_name, threads, fn = std::forward<F>(fn)]() mutable {
+struct OpKernel {
+  const char* op_name;
+  int threads;
+  F fn;
+  void operator()() {
     use_thread_count(threads);
     AliasScope aliases;
     try {
@@ -41,7 +43,17 @@ void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
     } catch (const std::exception& e) {
       report_kernel_failure(op_name, e.what());
     }
-  }, op_name);
+  }
+};
+
+// `fn` runs on the stream in order; an exception it throws is reported,
+// prefixed with `op_name`, at the next synchronization that covers it.
+template <class F>
+void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
+  int threads = at::get_num_threads();
+  launch_kernel_made<ClosureRelease::ByLauncher>(
+      getCurrentFooStream(device),
+      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, std::forward<F>(fn)}; }, op_name);
 }
 
 // For kernels whose CPU implementations exist only in functional form

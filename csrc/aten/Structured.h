@@ -28,7 +28,6 @@
 #include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
-#include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include "aten/Carry.h"
@@ -237,7 +236,6 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     static const bool dtype_rules = has_dtype_rules(Name.value);
     at::ScalarType dtype = self.scalar_type();
     if (dtype_rules) check_cuda_has_kernel(Name.value, dtype);
-    c10::DeviceGuard guard(device);
     bool in_place = out.is_same(self);
     std::optional<at::ScalarType> wide = dtype_rules ? wider_compute_dtype(Name.value, dtype) : std::nullopt;
     if constexpr (!std::is_void_v<Native>) {
@@ -247,7 +245,7 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
       }
     }
     launch_op(device.index(), Name.value,
-              [o = KernelTensor(out), s = CarriedTensor(self), in_place, dtype, wide,
+              [o = KernelTensor(out), s = in_place ? CarriedTensor() : CarriedTensor(self), in_place, dtype, wide,
                kept = std::make_tuple(Carry<Rest>::keep(rest)...)] {
                 at::Tensor out_alias = o.cpu();
                 at::Tensor self_alias = in_place ? out_alias : s.get();

@@ -4,6 +4,7 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <new>
 
 #include <foo_sim/foo_profiler.h>
 
@@ -31,8 +32,13 @@ void release_boxed(void* data) {
 
 template <class F>
 struct HandedBackBox final : SpentKernel {
-  explicit HandedBackBox(F&& f) : fn(std::move(f)) { destroy = &destroy_box; }
-  explicit HandedBackBox(const F& f) : fn(f) { destroy = &destroy_box; }
+  // Builds the closure in place from make()'s result: a kernel's closure
+  // (tensor layouts, carried scalars) is moved once, from the call into
+  // the box.
+  template <class Make>
+  HandedBackBox(std::in_place_t, Make& make) : fn(make()) {
+    destroy = &destroy_box;
+  }
   static void destroy_box(SpentKernel* k) { delete static_cast<HandedBackBox*>(k); }
   F fn;
 };
@@ -74,13 +80,15 @@ enum class ClosureRelease {
 // On a capturing stream `fn` becomes a graph node instead, run by every
 // replay (so it must not consume what it captured) and destroyed with the
 // graph.
-template <ClosureRelease Release = ClosureRelease::OnExecutor, class F>
-void launch_kernel(const FooStream& stream, F&& fn, const char* name) {
-  using Fn = std::decay_t<F>;
+//
+// launch_kernel_made takes a `make` that returns the closure, built straight
+// into its box; launch_kernel takes the closure itself.
+template <ClosureRelease Release = ClosureRelease::OnExecutor, class Make>
+void launch_kernel_made(const FooStream& stream, Make&& make, const char* name) {
+  using Fn = decltype(make());
   if (captures_underway() != 0) {
     // foo_sim owns the box from the call on, whatever it returns.
-    fooError_t e = fooLaunchHostFuncOwned(stream.stream(), &detail::run_boxed<Fn>,
-                                          std::make_unique<Fn>(std::forward<F>(fn)).release(),
+    fooError_t e = fooLaunchHostFuncOwned(stream.stream(), &detail::run_boxed<Fn>, new Fn(make()),
                                           &detail::release_boxed<Fn>, name);
     if (e == fooErrorLaunchFailure) detail::throw_launch_failure(__FILE__, __LINE__);
     FOO_CHECK(e);
@@ -89,11 +97,16 @@ void launch_kernel(const FooStream& stream, F&& fn, const char* name) {
   // No capture anywhere: the cheaper launch, which runs the box once.
   if constexpr (Release == ClosureRelease::ByLauncher) {
     detail::destroy_spent_kernels();
-    detail::launch_box(stream, std::make_unique<detail::HandedBackBox<Fn>>(std::forward<F>(fn)),
+    detail::launch_box(stream, std::make_unique<detail::HandedBackBox<Fn>>(std::in_place, make),
                        &detail::run_then_hand_back<Fn>, name);
   } else {
-    detail::launch_box(stream, std::make_unique<Fn>(std::forward<F>(fn)), &detail::run_boxed_kernel<Fn>, name);
+    detail::launch_box(stream, std::unique_ptr<Fn>(new Fn(make())), &detail::run_boxed_kernel<Fn>, name);
   }
+}
+
+template <ClosureRelease Release = ClosureRelease::OnExecutor, class F>
+void launch_kernel(const FooStream& stream, F&& fn, const char* name) {
+  launch_kernel_made<Release>(stream, [&]() -> std::decay_t<F> { return std::forward<F>(fn); }, name);
 }
 
 }  // namespace foo
