@@ -413,9 +413,15 @@ fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
 // Everything below runs with mutex_ held.
 
 void Scheduler::push_then_ring(Lock& lock, Stream* s, Command c) {
-  ring_after_unlock_ = true;
-  push(s, std::move(c));
-  ring_after_unlock_ = false;
+  struct Deferring {
+    bool& flag;
+    explicit Deferring(bool& f) : flag(f) { flag = true; }
+    ~Deferring() { flag = false; }  // also if push throws
+  };
+  {
+    Deferring deferring(ring_after_unlock_);
+    push(s, std::move(c));
+  }
   Device* d = std::exchange(doorbell_to_ring_, nullptr);
   lock.unlock();
   if (d != nullptr) d->doorbell.fetch_add(1, std::memory_order_release);
@@ -473,7 +479,9 @@ void Scheduler::list_runnable(Stream* s) {
   Device* d = s->device;
   s->listed = true;
   d->runnable.push_back(s);
-  if (ring_after_unlock_) {
+  // Only one device's ring waits for the unlock; another device's (not
+  // seen from a launch today) rings at once.
+  if (ring_after_unlock_ && (doorbell_to_ring_ == nullptr || doorbell_to_ring_ == d)) {
     doorbell_to_ring_ = d;
   } else {
     d->doorbell.fetch_add(1, std::memory_order_release);
