@@ -32,18 +32,54 @@ def chain_on(x: torch.Tensor):
     return run
 
 
+def meta_device_cpp_us() -> float | None:
+    """Python, dispatch and the operator's C++ meta function, on the meta
+    device. torch registers Python meta kernels for many operators (mul_
+    among them: torch/_meta_registrations.py), which would make the meta
+    device cost a Python call more than any real device's dispatch; they
+    are unregistered here, for the rest of this process (the measurements
+    after this one do not use the meta device). None if this torch keeps
+    them elsewhere."""
+    import torch._meta_registrations as registrations
+
+    lib = getattr(registrations, "_meta_lib_dont_use_me_use_register_meta", None)
+    if lib is None:
+        return None
+    lib._destroy()
+    return per_op_us(chain_on(torch.ones(1000, device="meta")))
+
+
+def host_alone_us(x: torch.Tensor, rounds: int = 7) -> float:
+    """The host's time per launch of the chain on x while the executor waits
+    behind a sleeping kernel (10 us per operator: longer than the
+    launches), median over rounds."""
+    times = []
+    for _ in range(rounds + 1):  # the first round warms up
+        torch.foo.synchronize()
+        torch.foo._sleep(OPS * 10 / 1000)
+        start = time.perf_counter()
+        chain_on(x)()
+        times.append((time.perf_counter() - start) / OPS * 1e6)
+    torch.foo.synchronize()
+    return statistics.median(times[1:])
+
+
 def launch_breakdown() -> list[tuple[str, float]]:
     """The in-place multiply of the small-op chain, split by what each
     measurement includes:
-    - meta device: Python, dispatch and the operator's meta function (its
-      argument checks and TensorIterator), the host's share of any device;
-    - foo, host only: the same plus foo's launch (device checks, capturing
-      the operands, queueing on the stream), timed up to the last launch;
+    - meta device: Python, dispatch and the operator's C++ meta function
+      (its argument checks and TensorIterator), the host's share on any
+      device;
+    - foo, host alone: the same plus foo's launch (device checks, capturing
+      the operands, queueing on the stream), with the executor idle behind
+      a sleeping kernel, timed up to the last launch;
+    - foo, host beside a running executor: the same while the executor runs
+      the kernels as they come, as in the chain;
     - foo with synchronize: the chain as the benchmark runs it;
     - CPU: the whole operator, kernel included, on the calling thread."""
-    meta = per_op_us(chain_on(torch.ones(1000, device="meta")))
     foo_x = torch.ones(1000, device="foo")
-    launch = per_op_us(chain_on(foo_x))
+    host_alone = host_alone_us(foo_x)
+    host_beside = per_op_us(chain_on(foo_x))
     torch.foo.synchronize()
 
     def synced() -> None:
@@ -52,11 +88,17 @@ def launch_breakdown() -> list[tuple[str, float]]:
 
     total = per_op_us(synced)
     cpu = per_op_us(chain_on(torch.ones(1000)))
-    return [("meta device (Python, dispatch, meta function)", meta),
-            ("foo, host only (the above + launch)", launch),
-            ("launch alone (difference)", launch - meta),
-            ("foo, chain then synchronize", total),
-            ("CPU, whole operator", cpu)]
+    rows = []
+    meta = meta_device_cpp_us()
+    if meta is not None:
+        rows.append(("meta device (Python, dispatch, C++ meta function)", meta))
+    rows.append(("foo, host alone (the above + launch)", host_alone))
+    if meta is not None:
+        rows.append(("launch alone (difference)", host_alone - meta))
+    rows += [("foo, host beside a running executor", host_beside),
+             ("foo, chain then synchronize", total),
+             ("CPU, whole operator", cpu)]
+    return rows
 
 
 def chains_in_threads(threads: int, device_of) -> float:
