@@ -30,11 +30,8 @@ void release_boxed(void* data) {
   delete static_cast<F*>(data);
 }
 
-// Allocated with plain `new`; destroy_spent_kernels frees its memory with
-// ::operator delete once the closure is destroyed.
 template <class F>
 struct HandedBackBox final : SpentKernel {
-  static_assert(alignof(F) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "a closure needing over-aligned memory");
   // Builds the closure in place from make()'s result: a kernel's closure
   // (tensor layouts, carried scalars) is moved once, from the call into
   // the box.
@@ -42,10 +39,7 @@ struct HandedBackBox final : SpentKernel {
   HandedBackBox(std::in_place_t, Make& make) : fn(make()) {
     destroy = &destroy_box;
   }
-  static size_t destroy_box(SpentKernel* k) {
-    static_cast<HandedBackBox*>(k)->~HandedBackBox();
-    return sizeof(HandedBackBox);
-  }
+  static void destroy_box(SpentKernel* k) { delete static_cast<HandedBackBox*>(k); }
   F fn;
 };
 template <class F>

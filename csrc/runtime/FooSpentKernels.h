@@ -9,21 +9,13 @@
 // lock (measured: 4.6 us per operator instead of 2.6). Handed back, every
 // block is freed by a thread of the kind that allocated it, through its own
 // cache, and no lock is shared.
-//
-// The closure is destroyed at once (what it owns, CPU tensors included, is
-// released), but its memory goes back to the allocator only after the host
-// has handed back a few MiB of later closures (FooSpentKernels.cpp).
 #pragma once
-
-#include <cstddef>
 
 namespace foo::detail {
 
 struct SpentKernel {
   SpentKernel* next = nullptr;
-  // Destroys the closure and leaves its memory (allocated by plain `new`)
-  // to the caller; returns that memory's size.
-  size_t (*destroy)(SpentKernel*) = nullptr;
+  void (*destroy)(SpentKernel*) = nullptr;
 };
 
 // On the executor, once the kernel has run.
