@@ -82,6 +82,31 @@ def test_synchronize_waits_for_the_named_device_only(foo):
     assert foo.current_device() == 0
 
 
+def test_operator_queues_on_its_tensors_device_not_the_current_one(foo):
+    # x lives on foo:1, whose current stream is a side stream held up by a
+    # sleeping kernel; foo:0 is the current device when x.mul_ is called.
+    # The multiply must queue on foo:1's current stream, after the fill:
+    # run anywhere else it would run at once, before the fill, and x would
+    # end as 5 instead of 15.
+    x = torch.ones(1000, device="foo:1")
+    foo.synchronize(1)  # the default stream of foo:1 is idle from here on
+    side = foo.Stream(device="foo:1")
+    foo.set_stream(side)
+    try:
+        foo._sleep(300)
+        x.fill_(5)
+        foo.set_device(0)
+        x.mul_(3)
+        assert foo.current_device() == 0
+        assert not side.query()
+        assert foo.default_stream(1).query()
+        side.synchronize()
+        assert torch.equal(x.cpu(), torch.full((1000,), 15.0))
+    finally:
+        foo.set_stream(foo.default_stream(1))
+        foo.set_device(0)
+
+
 @pytest.mark.parametrize("count", [1, 2, 4])
 def test_every_device_works_independently(count):
     out = run_python_json(f"""
