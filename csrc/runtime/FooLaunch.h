@@ -4,7 +4,6 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
-#include <new>
 
 #include <foo_sim/foo_profiler.h>
 

@@ -412,6 +412,7 @@ fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
 // ---------------------------------------------------------------- the queues
 // Everything below runs with mutex_ held.
 
+// Entered with mutex_ held, like everything here, but returns without it.
 void Scheduler::push_then_ring(Lock& lock, Stream* s, Command c) {
   struct Deferring {
     bool& flag;
