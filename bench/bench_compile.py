@@ -3,19 +3,26 @@ compiled model on CPU, and fusion against eager foo."""
 
 import torch
 
+import bench_training
+from bench_training import compare
 from common import ratio, row, synced
-from bench_training import Classifier, compare, mlp
+
+
+def mlp_step_work(device: str):
+    return bench_training.mlp_step_work(device, wrap=torch.compile)
+
+
+def transformer_step_work(device: str):
+    return bench_training.transformer_step_work(device, wrap=torch.compile)
 
 
 def mlp_step() -> dict:
-    return compare("compiled MLP training step (SGD, batch 64)", mlp(), lambda p: torch.optim.SGD(p, lr=0.01),
-                   torch.randn(64, 512), torch.randint(0, 10, (64,)), "<= 1.1x", wrap=torch.compile)
+    return compare("compiled MLP training step (SGD, batch 64)", "bench_compile", "mlp_step_work", "<= 1.1x")
 
 
 def transformer_step() -> dict:
-    return compare("compiled transformer encoder training step (AdamW foreach, batch 8x64)", Classifier(),
-                   lambda p: torch.optim.AdamW(p, lr=1e-3, foreach=True),
-                   torch.randn(8, 64, 128), torch.randint(0, 10, (8,)), "<= 1.1x", wrap=torch.compile)
+    return compare("compiled transformer encoder training step (AdamW foreach, batch 8x64)", "bench_compile",
+                   "transformer_step_work", "<= 1.1x")
 
 
 def _chain(x: torch.Tensor) -> torch.Tensor:

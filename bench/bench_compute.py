@@ -3,53 +3,69 @@
 import torch
 
 from common import ratio, row, synced
+from cpu_side import cpu_workload
+
+
+def chain_work(device: str):
+    x = torch.ones(1000, device=device)
+
+    def run() -> None:
+        for _ in range(10_000):
+            x.mul_(1.0001)
+    return run
 
 
 def small_op_chain() -> dict:
-    x_foo, x_cpu = torch.ones(1000, device="foo"), torch.ones(1000)
-
-    def chain(x):
-        def run() -> None:
-            for _ in range(10_000):
-                x.mul_(1.0001)
-        return run
-
-    foo_s, cpu_s, r = ratio(synced(chain(x_foo)), chain(x_cpu), repeat=1, rounds=5)
+    foo_s, cpu_s, r = ratio(synced(chain_work("foo")), cpu_workload("bench_compute", "chain_work"), repeat=1, rounds=5)
     return row("chain of 10,000 in-place ops on 1,000 floats, then synchronize", foo_s, cpu_s, r,
                "<= 1.1x (every one of 5 runs)")
 
 
+def matmul_work(device: str):
+    torch.manual_seed(0)
+    a, b = torch.randn(1024, 1024).to(device), torch.randn(1024, 1024).to(device)
+    return lambda: a @ b
+
+
 def matmul() -> dict:
-    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-    fa, fb = a.foo(), b.foo()
-    foo_s, cpu_s, r = ratio(synced(lambda: fa @ fb), lambda: a @ b, repeat=5)
-    return row("1024x1024 float32 matmul", foo_s, cpu_s, r, "<= 1.1x")
+    return row("1024x1024 float32 matmul",
+               *ratio(synced(matmul_work("foo")), cpu_workload("bench_compute", "matmul_work"), repeat=5), "<= 1.1x")
 
 
-def _forward(name: str, model: torch.nn.Module, x: torch.Tensor) -> dict:
-    model.eval()
-    foo_model, foo_x = _copy_to_foo(model), x.foo()
-    with torch.no_grad():
-        foo_s, cpu_s, r = ratio(synced(lambda: foo_model(foo_x)), lambda: model(x), repeat=10)
-    return row(name, foo_s, cpu_s, r, "<= 1.1x")
+def _inference(model: torch.nn.Module, x: torch.Tensor, device: str):
+    model, x = model.to(device).eval(), x.to(device)
+
+    def run() -> None:
+        with torch.no_grad():
+            model(x)
+    return run
 
 
-def _copy_to_foo(model: torch.nn.Module) -> torch.nn.Module:
-    import copy
+def mlp_forward_work(device: str):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
+                                torch.nn.ReLU(), torch.nn.Linear(1024, 10))
+    return _inference(model, torch.randn(64, 512), device)
 
-    return copy.deepcopy(model).foo()
+
+def transformer_forward_work(device: str):
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+    return _inference(model, torch.randn(8, 64, 128), device)
+
+
+def _forward(name: str, factory: str) -> dict:
+    foo_fn = synced(globals()[factory]("foo"))
+    return row(name, *ratio(foo_fn, cpu_workload("bench_compute", factory), repeat=10), "<= 1.1x")
 
 
 def mlp_forward() -> dict:
-    model = torch.nn.Sequential(torch.nn.Linear(512, 1024), torch.nn.ReLU(), torch.nn.Linear(1024, 1024),
-                                torch.nn.ReLU(), torch.nn.Linear(1024, 10))
-    return _forward("MLP forward (batch 64, 512-1024-1024-10)", model, torch.randn(64, 512))
+    return _forward("MLP forward (batch 64, 512-1024-1024-10)", "mlp_forward_work")
 
 
 def transformer_forward() -> dict:
-    layer = torch.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=256, batch_first=True)
-    model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
-    return _forward("transformer encoder forward (2 layers, d=128, batch 8x64)", model, torch.randn(8, 64, 128))
+    return _forward("transformer encoder forward (2 layers, d=128, batch 8x64)", "transformer_forward_work")
 
 
 def two_streams() -> dict:

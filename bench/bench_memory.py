@@ -3,23 +3,31 @@
 import torch
 
 from common import ratio, row, synced
+from cpu_side import cpu_workload
 
 MiB = 1 << 20
 
 
-def allocation() -> list[dict]:
+def allocation_work(device: str):
     # The same call on both sides, as device-agnostic code makes it: with
     # the device named (parsing a device argument costs CPU PyTorch a third
     # of an allocation, so leaving it out on one side only would not compare
     # the allocators).
-    def allocating_on(device: str):
-        def run() -> None:
-            for _ in range(100):
-                torch.empty(1000, device=device)
-        return run
+    def run() -> None:
+        for _ in range(100):
+            torch.empty(1000, device=device)
+    return run
 
-    return [row("allocate+free 1000-float tensor (x100)", *ratio(allocating_on("foo"), allocating_on("cpu"), repeat=50),
-                "<= 1.1x")]
+
+def allocation() -> list[dict]:
+    return [row("allocate+free 1000-float tensor (x100)",
+                *ratio(allocation_work("foo"), cpu_workload("bench_memory", "allocation_work"), repeat=50), "<= 1.1x")]
+
+
+def host_copy_work(_device: str, size: int = 64 * MiB):
+    """A plain host copy of the size the copy rows move: their bound."""
+    src, dst = torch.randn(size // 4), torch.empty(size // 4)
+    return lambda: dst.copy_(src)
 
 
 def copies(size: int = 64 * MiB) -> list[dict]:
@@ -27,10 +35,7 @@ def copies(size: int = 64 * MiB) -> list[dict]:
     pageable, pinned = torch.randn(n), torch.randn(n).pin_memory()
     host_dst, pinned_dst = torch.empty(n), torch.empty(n).pin_memory()
     device = torch.empty(n, device="foo")
-
-    def memcpy() -> None:  # a plain host copy of the same size: the bound
-        host_dst.copy_(pageable)
-
+    memcpy = cpu_workload("bench_memory", "host_copy_work")
     results = []
     cases = [
         ("host->device copy 64 MiB, pageable", lambda: device.copy_(pageable)),
@@ -49,12 +54,10 @@ def device_copies(size: int = 64 * MiB) -> list[dict]:
     """Copies between foo tensors, on one device and across two, against
     the same copy_ between CPU tensors."""
     n = size // 4
-    host_src, host_dst = torch.randn(n), torch.empty(n)
     src = torch.randn(n, device="foo:0")
     same, other = torch.empty(n, device="foo:0"), torch.empty(n, device=f"foo:{min(1, torch.foo.device_count() - 1)}")
 
-    def memcpy() -> None:
-        host_dst.copy_(host_src)
+    memcpy = cpu_workload("bench_memory", "host_copy_work")
 
     def across() -> None:
         other.copy_(src)
