@@ -10,6 +10,7 @@
 #include "FooCopyRunner.h"
 #include "FooException.h"
 #include "FooFunctions.h"
+#include "FooIdleThreads.h"
 
 namespace foo {
 namespace {
@@ -33,6 +34,7 @@ void lazy_init() {
   TORCH_CHECK(device_count() > 0, "Found no foo devices: ", no_device_reason());
   FOO_CHECK(fooInit());
   use_aten_threads_for_copies();
+  release_openmp_teams_when_idle();
   // Registered once: the flag must survive every later fork.
   static const int registered = pthread_atfork(nullptr, nullptr, &on_fork_child);
   (void)registered;

@@ -8,6 +8,7 @@
 
 #include "adaptive_mutex.h"
 #include "error.h"
+#include "idle_hook.h"
 #include "priority.h"
 
 namespace foo_sim {
@@ -20,6 +21,10 @@ constexpr auto kSpin = std::chrono::microseconds(50);
 // A synchronizing host polls only briefly: it usually waits for real work,
 // and its core is better left to the kernels it waits for.
 constexpr auto kHostSpin = std::chrono::microseconds(5);
+// How long an executor sleeps before the embedding's idle hook runs on it:
+// a gap longer than most between the bursts of a host that launches and
+// synchronizes in a loop.
+constexpr auto kIdleBeforeHook = std::chrono::milliseconds(2);
 
 thread_local bool t_on_executor = false;
 thread_local bool t_kernel_failed = false;
@@ -593,7 +598,18 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
   }
   ++d->sleeping;
   d->asleep[executor] = true;
-  d->executor_cv[executor]->wait(lock, [&] { return !d->asleep[executor]; });
+  auto woken = [&] { return !d->asleep[executor]; };
+  if (has_idle_hook()) {
+    // The hook runs only once the executor has slept a while, so that work
+    // arriving in bursts finds what the hook releases (an OpenMP team)
+    // still there. It runs without the mutex, still marked asleep: a wake
+    // meanwhile is seen when the wait below starts.
+    if (d->executor_cv[executor]->wait_for(lock, kIdleBeforeHook, woken)) return;
+    lock.unlock();
+    run_idle_hook();
+    lock.lock();
+  }
+  d->executor_cv[executor]->wait(lock, woken);
 }
 
 void Scheduler::run_kernel(const Command& c, Stream* s) {
@@ -625,6 +641,12 @@ void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>
       lock.lock();
       if (pred()) return;
     }
+  }
+  if (has_idle_hook()) {
+    lock.unlock();
+    run_idle_hook();
+    lock.lock();
+    if (pred()) return;
   }
   ++host_waiters_;
   host_cv_.wait(lock, pred);

@@ -1,0 +1,93 @@
+// fooSetIdleHook: which threads run the hook, when, and that work launched
+// while an executor runs it is not lost.
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "harness.h"
+
+namespace {
+
+std::mutex g_mutex;
+std::set<std::thread::id> g_callers;  // threads that ran the hook
+std::atomic<int> g_nap_ms{0};                 // how long an executor's call lasts
+std::atomic<bool> g_executor_in_hook{false};
+const std::thread::id g_host = std::this_thread::get_id();
+
+void record_caller(void* user_data) {
+  ++*static_cast<std::atomic<int>*>(user_data);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_callers.insert(std::this_thread::get_id());
+  }
+  if (std::this_thread::get_id() == g_host) return;
+  g_executor_in_hook = true;
+  if (int ms = g_nap_ms.load()) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  g_executor_in_hook = false;
+}
+
+bool ran_on(std::thread::id id) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_callers.count(id) > 0;
+}
+
+void reset() {
+  CHECK_OK(fooSetIdleHook(nullptr, nullptr));
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_callers.clear();
+  g_nap_ms = 0;
+}
+
+}  // namespace
+
+TEST(a_host_blocked_in_a_synchronization_runs_the_hook) {
+  std::atomic<int> calls{0};
+  CHECK_OK(fooSetIdleHook(&record_caller, &calls));
+  CHECK_OK(harness::launch_sleep(nullptr, 50));
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK(ran_on(std::this_thread::get_id()));
+  reset();
+}
+
+TEST(an_executor_runs_the_hook_once_it_has_slept_a_while) {
+  std::atomic<int> calls{0};
+  std::thread::id executor;
+  CHECK_OK(harness::launch(nullptr, [&] { executor = std::this_thread::get_id(); }));
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK_OK(fooSetIdleHook(&record_caller, &calls));
+  // Wake it with work, then leave it idle far longer than it waits before
+  // the hook (2 ms).
+  CHECK_OK(harness::launch(nullptr, [&] { executor = std::this_thread::get_id(); }));
+  CHECK_OK(fooDeviceSynchronize());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(ran_on(executor));
+  reset();
+}
+
+TEST(work_launched_while_an_executor_runs_the_hook_still_runs) {
+  std::atomic<int> calls{0};
+  g_nap_ms = 300;  // the executor's call (after 2 ms idle) holds it this long
+  CHECK_OK(fooSetIdleHook(&record_caller, &calls));
+  CHECK_OK(harness::launch(nullptr, [] {}));
+  CHECK_OK(fooStreamSynchronize(nullptr));
+  auto t0 = std::chrono::steady_clock::now();
+  while (!g_executor_in_hook && harness::ms_since(t0) < 2000) std::this_thread::yield();
+  CHECK(g_executor_in_hook);
+  std::atomic<bool> ran{false};
+  CHECK_OK(harness::launch(nullptr, [&] { ran = true; }));
+  CHECK_OK(fooStreamSynchronize(nullptr));
+  CHECK(ran);
+  reset();
+}
+
+TEST(a_null_hook_is_no_hook) {
+  std::atomic<int> calls{0};
+  CHECK_OK(fooSetIdleHook(&record_caller, &calls));
+  CHECK_OK(fooSetIdleHook(nullptr, nullptr));
+  CHECK_OK(harness::launch_sleep(nullptr, 20));
+  CHECK_OK(fooDeviceSynchronize());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(calls.load() == 0);
+  reset();
+}
