@@ -6,48 +6,43 @@ back, and a host thread blocked on the device gives back its own."""
 
 from conftest import run_python_json
 
+# Run first in each child: a foo tensor made and the device left idle.
+PROLOGUE = """
+    import json, os, time, torch
+    torch.set_num_threads(2)
+
+    def threads():
+        return len(os.listdir("/proc/self/task"))
+
+    x = torch.randn(512, 512, device="foo")
+    torch.foo.synchronize()
+    time.sleep(0.3)
+"""
+
 
 def test_an_idle_executor_gives_its_openmp_threads_back():
-    idle, busy, after = run_python_json("""
-        import json, os, time, torch
-        torch.set_num_threads(2)
-
-        def threads():
-            return len(os.listdir("/proc/self/task"))
-
-        x = torch.randn(512, 512, device="foo")
-        torch.foo.synchronize()
-        time.sleep(0.3)
-        idle = threads()
-        x @ x                   # a parallel kernel: its executor starts a team of 2
-        torch.foo._sleep(300)   # queued behind it, keeps that executor busy
-        time.sleep(0.1)
-        busy = threads()
-        torch.foo.synchronize()
-        time.sleep(0.3)         # far beyond the 2 ms an executor sleeps before giving it back
-        print(json.dumps([idle, busy, threads()]))
+    idle, busy, after = run_python_json(PROLOGUE + """
+    idle = threads()
+    x @ x                   # a parallel kernel: its executor starts a team of 2
+    torch.foo._sleep(300)   # queued behind it, keeps that executor busy
+    time.sleep(0.1)
+    busy = threads()
+    torch.foo.synchronize()
+    time.sleep(0.3)         # far beyond the 2 ms an executor sleeps before giving it back
+    print(json.dumps([idle, busy, threads()]))
     """)
     assert busy == idle + 1, "the matmul's team should add one OpenMP thread while its executor is busy"
     assert after <= idle, f"{after - idle} OpenMP thread(s) of an idle executor's team still exist"
 
 
 def test_a_host_blocked_on_the_device_gives_its_openmp_threads_back():
-    before, after = run_python_json("""
-        import json, os, time, torch
-        torch.set_num_threads(2)
-
-        def threads():
-            return len(os.listdir("/proc/self/task"))
-
-        x = torch.randn(512, 512, device="foo")
-        torch.foo.synchronize()
-        time.sleep(0.3)
-        cpu = torch.randn(512, 512)
-        cpu @ cpu               # CPU work: the main thread's own team of 2
-        before = threads()
-        torch.foo._sleep(100)
-        torch.foo.synchronize() # blocks: the main thread's team is given back
-        print(json.dumps([before, threads()]))
+    before, after = run_python_json(PROLOGUE + """
+    cpu = torch.randn(512, 512)
+    cpu @ cpu               # CPU work: the main thread's own team of 2
+    before = threads()
+    torch.foo._sleep(100)
+    torch.foo.synchronize() # blocks: the main thread's team is given back
+    print(json.dumps([before, threads()]))
     """)
     assert after == before - 1
 
