@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <chrono>
+
 #include <foo_sim/foo_runtime.h>
 
 #include "FooException.h"
@@ -17,9 +19,20 @@ namespace {
 // own, beside the main thread's: measured here, after one foo matmul a
 // process ran CPU PyTorch's MLP training step in 5.1 ms instead of 3.2, and
 // foo's kernels were slowed alike. A team whose master sleeps is given
-// back (its master's next parallel region starts a new one), so that the
-// teams still counted are those of threads at work.
+// back, so that the teams still counted are those of threads at work.
+//
+// Getting a team back is dear: the first MLP step on a new team took 8 to
+// 10 ms instead of 3.3 (new threads, each with its BLAS buffers to fill).
+// foo_sim calls an executor's hook only after 100 ms without work; a host
+// thread, blocked in each synchronization of a loop that also runs CPU
+// operators, gives its team back at most once per kGiveBackEvery.
+constexpr auto kGiveBackEvery = std::chrono::milliseconds(100);
+
 void release_team(void* /*user_data*/) {
+  thread_local auto last = std::chrono::steady_clock::time_point{};
+  auto now = std::chrono::steady_clock::now();
+  if (now - last < kGiveBackEvery) return;
+  last = now;
   // Fails, harmlessly, inside a parallel region: nothing is released then.
   (void)omp_pause_resource_all(omp_pause_soft);
 }

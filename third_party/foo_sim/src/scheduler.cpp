@@ -21,10 +21,11 @@ constexpr auto kSpin = std::chrono::microseconds(50);
 // A synchronizing host polls only briefly: it usually waits for real work,
 // and its core is better left to the kernels it waits for.
 constexpr auto kHostSpin = std::chrono::microseconds(5);
-// How long an executor sleeps before the embedding's idle hook runs on it:
-// a gap longer than most between the bursts of a host that launches and
-// synchronizes in a loop.
-constexpr auto kIdleBeforeHook = std::chrono::milliseconds(2);
+// How long an executor sleeps before the embedding's idle hook runs on it.
+// What the hook releases can be dear to get back (a new OpenMP team made a
+// training step 5 ms slower, against 3 ms for the step itself), so only a
+// pause longer than twenty such steps counts as idle.
+constexpr auto kIdleBeforeHook = std::chrono::milliseconds(100);
 
 thread_local bool t_on_executor = false;
 thread_local bool t_kernel_failed = false;

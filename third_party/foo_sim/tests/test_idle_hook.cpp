@@ -57,17 +57,17 @@ TEST(an_executor_runs_the_hook_once_it_has_slept_a_while) {
   CHECK_OK(fooDeviceSynchronize());
   CHECK_OK(fooSetIdleHook(&record_caller, &calls));
   // Wake it with work, then leave it idle far longer than it waits before
-  // the hook (2 ms).
+  // the hook (100 ms).
   CHECK_OK(harness::launch(nullptr, [&] { executor = std::this_thread::get_id(); }));
   CHECK_OK(fooDeviceSynchronize());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
   CHECK(ran_on(executor));
   reset();
 }
 
 TEST(work_launched_while_an_executor_runs_the_hook_still_runs) {
   std::atomic<int> calls{0};
-  g_nap_ms = 300;  // the executor's call (after 2 ms idle) holds it this long
+  g_nap_ms = 300;  // the executor's call (after 100 ms idle) holds it this long
   CHECK_OK(fooSetIdleHook(&record_caller, &calls));
   CHECK_OK(harness::launch(nullptr, [] {}));
   CHECK_OK(fooStreamSynchronize(nullptr));
@@ -87,7 +87,7 @@ TEST(a_null_hook_is_no_hook) {
   CHECK_OK(fooSetIdleHook(nullptr, nullptr));
   CHECK_OK(harness::launch_sleep(nullptr, 20));
   CHECK_OK(fooDeviceSynchronize());
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past an executor's 100 ms
   CHECK(calls.load() == 0);
   reset();
 }

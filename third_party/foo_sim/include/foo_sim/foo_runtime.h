@@ -311,7 +311,8 @@ FOO_SIM_API fooError_t fooSetCopyRunner(fooCopyRunner runner, fooCopyWidthFn wid
                                         void* userData);
 
 /* Called on a thread that is about to sleep inside foo_sim: an executor
- * that found no work, or a host thread blocked in a synchronization. It
+ * that has found no work for 100 ms, or a host thread blocked in a
+ * synchronization. It
  * runs outside foo_sim's locks, before the thread sleeps, with userData.
  * An embedding releases there what the thread holds that others need while
  * it sleeps: an OpenMP runtime counts every thread of every idle team and,
