@@ -61,3 +61,21 @@ def test_a_given_back_team_keeps_the_threads_setting():
         print(json.dumps([torch.get_num_threads(), ok]))
     """)
     assert out == [3, True]
+
+
+def test_a_host_gives_its_team_back_at_most_once_per_100_ms():
+    # A loop of CPU work and synchronizations would otherwise pay for a new
+    # team (several ms) in every iteration.
+    counts = run_python_json(PROLOGUE + """
+    cpu = torch.randn(512, 512)
+    counts = []
+    for pause in (0.0, 0.0, 0.3):
+        time.sleep(pause)
+        cpu @ cpu               # the main thread's team, started again if it was given back
+        with_team = threads()
+        torch.foo._sleep(5)     # the host blocks: the synchronization waits for it
+        torch.foo.synchronize()
+        counts.append(with_team - threads())
+    print(json.dumps(counts))
+    """)
+    assert counts == [1, 0, 1], "given back, kept (within 100 ms of the last), given back again"
