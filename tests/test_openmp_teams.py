@@ -2,7 +2,8 @@
 threads). libgomp counts every team's threads, idle or not, and once they
 outnumber the cores makes all of them sleep between parallel regions, CPU
 PyTorch's own included; so an executor that has gone idle gives its team
-back, and a host thread blocked on the device gives back its own."""
+back, and a host thread blocked on the device while an executor may hold a
+team gives back its own."""
 
 from conftest import run_python_json
 
@@ -35,16 +36,32 @@ def test_an_idle_executor_gives_its_openmp_threads_back():
     assert after <= idle, f"{after - idle} OpenMP thread(s) of an idle executor's team still exist"
 
 
-def test_a_host_blocked_on_the_device_gives_its_openmp_threads_back():
+def test_a_host_blocked_while_an_executor_holds_a_team_gives_its_own_back():
     before, after = run_python_json(PROLOGUE + """
     cpu = torch.randn(512, 512)
     cpu @ cpu               # CPU work: the main thread's own team of 2
+    x @ x                   # a parallel kernel: its executor holds a team too
+    torch.foo._sleep(200)
+    time.sleep(0.02)        # the matmul has run; the sleep has begun
     before = threads()
-    torch.foo._sleep(100)
     torch.foo.synchronize() # blocks: the main thread's team is given back
     print(json.dumps([before, threads()]))
     """)
     assert after == before - 1
+
+
+def test_a_host_alone_with_a_team_keeps_it():
+    # No executor has run a parallel kernel for 300 ms: the main thread's
+    # team slows no one, and giving it back would only cost a new one.
+    before, after = run_python_json(PROLOGUE + """
+    cpu = torch.randn(512, 512)
+    cpu @ cpu
+    before = threads()
+    torch.foo._sleep(50)
+    torch.foo.synchronize()
+    print(json.dumps([before, threads()]))
+    """)
+    assert after == before
 
 
 def test_a_given_back_team_keeps_the_threads_setting():
@@ -72,8 +89,10 @@ def test_a_host_gives_its_team_back_at_most_once_per_100_ms():
     for pause in (0.0, 0.0, 0.3):
         time.sleep(pause)
         cpu @ cpu               # the main thread's team, started again if it was given back
+        x @ x                   # an executor holds a team of its own
+        torch.foo._sleep(10)    # the host blocks: the synchronization waits for it
+        time.sleep(0.003)       # the matmul has run
         with_team = threads()
-        torch.foo._sleep(5)     # the host blocks: the synchronization waits for it
         torch.foo.synchronize()
         counts.append(with_team - threads())
     print(json.dumps(counts))

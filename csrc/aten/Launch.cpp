@@ -3,6 +3,8 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "runtime/FooIdleThreads.h"
+
 namespace foo::aten {
 
 const char* lasting_name(const std::string& name) {
@@ -13,6 +15,7 @@ const char* lasting_name(const std::string& name) {
 }
 
 void use_thread_count(int threads) {
+  if (threads > 1) note_executor_parallel_kernel();
   // Per executor thread: only call into OpenMP when the count changes.
   thread_local int current = -1;
   if (threads != current) {

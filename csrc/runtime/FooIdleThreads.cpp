@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <atomic>
 #include <chrono>
 
 #include <foo_sim/foo_runtime.h>
@@ -23,22 +24,42 @@ namespace {
 //
 // Getting a team back is dear: the first MLP step on a new team took 8 to
 // 10 ms instead of 3.3 (new threads, each with its BLAS buffers to fill).
-// foo_sim calls an executor's hook only after 100 ms without work; a host
-// thread, blocked in each synchronization of a loop that also runs CPU
-// operators, gives its team back at most once per kGiveBackEvery.
+// foo_sim calls an executor's hook only after 100 ms without work. A host
+// thread gives its team back only while an executor may hold one (alone,
+// its team slows no one), and at most once per kGiveBackEvery, so that a
+// loop of CPU operators and synchronizations does not pay for a new team
+// in every iteration.
 constexpr auto kGiveBackEvery = std::chrono::milliseconds(100);
 
-void release_team(void* /*user_data*/) {
+std::atomic<int> g_executors_with_teams{0};
+thread_local bool t_counted = false;  // this executor is in g_executors_with_teams
+
+void give_team_back(fooIdleThread thread, void* /*user_data*/) {
+  // omp_pause_resource_all fails, harmlessly, inside a parallel region.
+  if (thread == fooIdleExecutor) {
+    (void)omp_pause_resource_all(omp_pause_soft);
+    if (t_counted) {
+      t_counted = false;
+      g_executors_with_teams.fetch_sub(1, std::memory_order_relaxed);
+    }
+    return;
+  }
+  if (g_executors_with_teams.load(std::memory_order_relaxed) == 0) return;
   thread_local auto last = std::chrono::steady_clock::time_point{};
   auto now = std::chrono::steady_clock::now();
   if (now - last < kGiveBackEvery) return;
   last = now;
-  // Fails, harmlessly, inside a parallel region: nothing is released then.
   (void)omp_pause_resource_all(omp_pause_soft);
 }
 
 }  // namespace
 
-void release_openmp_teams_when_idle() { FOO_CHECK(fooSetIdleHook(&release_team, nullptr)); }
+void release_openmp_teams_when_idle() { FOO_CHECK(fooSetIdleHook(&give_team_back, nullptr)); }
+
+void note_executor_parallel_kernel() {
+  if (t_counted) return;
+  t_counted = true;
+  g_executors_with_teams.fetch_add(1, std::memory_order_relaxed);
+}
 
 }  // namespace foo

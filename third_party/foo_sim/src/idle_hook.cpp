@@ -19,8 +19,8 @@ void set_idle_hook(fooIdleHook hook, void* user_data) {
 
 bool has_idle_hook() { return g_hook.load(std::memory_order_relaxed) != nullptr; }
 
-void run_idle_hook() {
-  if (fooIdleHook hook = g_hook.load(std::memory_order_acquire)) hook(g_user_data.load(std::memory_order_relaxed));
+void run_idle_hook(fooIdleThread thread) {
+  if (fooIdleHook hook = g_hook.load(std::memory_order_acquire)) hook(thread, g_user_data.load(std::memory_order_relaxed));
 }
 
 }  // namespace foo_sim

@@ -607,7 +607,7 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
     // meanwhile is seen when the wait below starts.
     if (d->executor_cv[executor]->wait_for(lock, kIdleBeforeHook, woken)) return;
     lock.unlock();
-    run_idle_hook();
+    run_idle_hook(fooIdleExecutor);
     lock.lock();
   }
   d->executor_cv[executor]->wait(lock, woken);
@@ -645,7 +645,7 @@ void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>
   }
   if (has_idle_hook()) {
     lock.unlock();
-    run_idle_hook();
+    run_idle_hook(fooIdleHost);
     lock.lock();
     if (pred()) return;
   }

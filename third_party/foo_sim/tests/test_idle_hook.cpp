@@ -14,9 +14,12 @@ std::set<std::thread::id> g_callers;  // threads that ran the hook
 std::atomic<int> g_nap_ms{0};                 // how long an executor's call lasts
 std::atomic<bool> g_executor_in_hook{false};
 const std::thread::id g_host = std::this_thread::get_id();
+std::atomic<bool> g_wrong_kind{false};
 
-void record_caller(void* user_data) {
+void record_caller(fooIdleThread thread, void* user_data) {
   ++*static_cast<std::atomic<int>*>(user_data);
+  // The kind foo_sim names is the kind of thread that calls.
+  if ((thread == fooIdleHost) != (std::this_thread::get_id() == g_host)) g_wrong_kind = true;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_callers.insert(std::this_thread::get_id());
@@ -47,6 +50,7 @@ TEST(a_host_blocked_in_a_synchronization_runs_the_hook) {
   CHECK_OK(harness::launch_sleep(nullptr, 50));
   CHECK_OK(fooDeviceSynchronize());
   CHECK(ran_on(std::this_thread::get_id()));
+  CHECK(!g_wrong_kind);
   reset();
 }
 
@@ -62,6 +66,7 @@ TEST(an_executor_runs_the_hook_once_it_has_slept_a_while) {
   CHECK_OK(fooDeviceSynchronize());
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   CHECK(ran_on(executor));
+  CHECK(!g_wrong_kind);
   reset();
 }
 

@@ -310,16 +310,20 @@ typedef int (*fooCopyWidthFn)(void* userData);
 FOO_SIM_API fooError_t fooSetCopyRunner(fooCopyRunner runner, fooCopyWidthFn width,
                                         void* userData);
 
-/* Called on a thread that is about to sleep inside foo_sim: an executor
- * that has found no work for 100 ms, or a host thread blocked in a
- * synchronization. It
+/* Called on a thread that is about to sleep inside foo_sim, saying which:
+ * an executor that has found no work for 100 ms, or a host thread blocked
+ * in a synchronization. It
  * runs outside foo_sim's locks, before the thread sleeps, with userData.
  * An embedding releases there what the thread holds that others need while
  * it sleeps: an OpenMP runtime counts every thread of every idle team and,
  * once they outnumber the cores, makes all of them sleep between parallel
  * regions instead of spinning. The hook must not call foo_sim. NULL removes
  * it. Set it before work starts. */
-typedef void (*fooIdleHook)(void* userData);
+typedef enum fooIdleThread {
+  fooIdleExecutor = 0,
+  fooIdleHost = 1
+} fooIdleThread;
+typedef void (*fooIdleHook)(fooIdleThread thread, void* userData);
 FOO_SIM_API fooError_t fooSetIdleHook(fooIdleHook hook, void* userData);
 
 #ifdef __cplusplus
