@@ -1,16 +1,17 @@
 """The CPU side of the benchmarks, timed in a process of its own.
 
-A process that has run foo kernels holds more OpenMP threads than the
-machine has cores: every executor thread that has run a parallel kernel is
-the master of a team of its own, beside the main thread's team. libgomp
-then makes all of that process's OpenMP threads sleep after about 100 spins
-between parallel regions, where a process with one team spins for about
-3 ms, and waking them costs a futex call and often a shared core. Measured
-on this machine: the MLP training step on CPU took 3.2 ms in a fresh
-process and 5.1 ms in the same process after one foo matmul. CPU PyTorch,
-as users run it, has no foo in its process; so the CPU column comes from a
-child process that does not load torch_foo, timed in rounds interleaved
-with the foo side's, as before.
+A process that runs foo kernels can hold more OpenMP threads than the
+machine has cores: every executor thread that runs a parallel kernel is
+the master of a team of its own, beside the main thread's team (until it
+gives it back, 100 ms after its last kernel). libgomp then makes all of
+that process's OpenMP threads sleep after about 100 spins between parallel
+regions, where a process with one team spins for about 3 ms, and waking
+them costs a futex call and often a shared core. Measured on this machine
+before executors gave their teams back: the MLP training step on CPU took
+3.2 ms in a fresh process and 5.1 ms in the same process after one foo
+matmul. CPU PyTorch, as users run it, has no foo in its process; so the
+CPU column comes from a child process that does not load torch_foo, timed
+in rounds interleaved with the foo side's, as before.
 
 A workload is named by module and factory: `factory(device)` builds the
 tensors or model on `device` and returns the function to time; the parent
