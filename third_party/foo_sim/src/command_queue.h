@@ -30,6 +30,14 @@ class RingQueue {
     ++count_;
   }
 
+  // Puts back a command taken from the front and not run.
+  void push_front(T value) {
+    if (count_ == slots_.size()) grow();
+    head_ = (head_ + slots_.size() - 1) % slots_.size();
+    slots_[head_] = std::move(value);
+    ++count_;
+  }
+
   // Resets the slot, so that what the command held (a marker, a replayed
   // graph) is released now, not when the slot is next written.
   void pop_front() {

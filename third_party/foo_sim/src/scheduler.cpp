@@ -26,6 +26,17 @@ constexpr auto kHostSpin = std::chrono::microseconds(5);
 // training step 5 ms slower, against 3 ms for the step itself), so only a
 // pause longer than twenty such steps counts as idle.
 constexpr auto kIdleBeforeHook = std::chrono::milliseconds(100);
+// How long a spinning executor lets launches gather once one arrived, when
+// it arrived this soon after the executor ran out of work: a host is then
+// launching operators back to back, and taking them a few at a time keeps
+// the executor off the launching core's cache lines (the scheduler's mutex,
+// the stream's queue) while the host writes them. On the small-op chain it
+// took the cost per operator from 2.55 us to 2.36 us (medians of eight
+// interleaved runs; CPU's whole operator: 2.33 us). A host that waits for
+// the work ends the gathering at once.
+constexpr auto kGather = std::chrono::microseconds(20);
+// The most kernels of one stream an executor takes at once.
+constexpr size_t kMaxBatch = 32;
 
 thread_local bool t_on_executor = false;
 thread_local bool t_kernel_failed = false;
@@ -546,6 +557,8 @@ void Scheduler::on_idle(Stream* s) {
 
 void Scheduler::executor_main(Device* d, int executor) {
   t_on_executor = true;
+  std::vector<Command> batch;
+  batch.reserve(kMaxBatch);
   Lock lock(mutex_);
   for (;;) {
     Stream* s = pick(d);
@@ -555,20 +568,17 @@ void Scheduler::executor_main(Device* d, int executor) {
     }
     s->running = true;
     s->home = executor;
-    Command c = std::move(s->queue.front());
-    s->queue.pop_front();
+    take_kernels(s, batch);
+    uint32_t rung = d->doorbell.load(std::memory_order_relaxed);
     lock.unlock();
-    run_kernel(c, s);
-    // The last reference to a replayed graph may be this command's: the
-    // graph's nodes may own user data whose release calls foo, so it goes
-    // before the mutex is taken again.
-    c.keep_alive.reset();
+    size_t ran = 0;
+    KernelErrorPtr failure = run_kernels(batch, s, rung, &ran);
     lock.lock();
-    if (t_kernel_failed) {
-      note_error(s, std::make_shared<KernelError>(KernelError{fooErrorLaunchFailure, std::move(t_kernel_message)}));
-      t_kernel_failed = false;
-      t_kernel_message.clear();
-    }
+    // Other work became runnable meanwhile: the kernels not run yet go
+    // back to the head of the stream, and pick() chooses again.
+    for (size_t i = batch.size(); i-- > ran;) s->queue.push_front(std::move(batch[i]));
+    batch.clear();
+    if (failure) note_error(s, std::move(failure));
     s->running = false;
     // This executor looks for work right after: it takes what advance()
     // makes runnable, so no sleeper needs waking for it.
@@ -576,6 +586,43 @@ void Scheduler::executor_main(Device* d, int executor) {
     advance(s);
     --d->returning;
   }
+}
+
+// The kernels at the head of `s`, in order. Only the first while another
+// stream of the device is runnable: pick() chooses between them by priority
+// and age after each kernel, as it did before this one.
+void Scheduler::take_kernels(Stream* s, std::vector<Command>& batch) {
+  do {
+    batch.push_back(std::move(s->queue.front()));
+    s->queue.pop_front();
+  } while (batch.size() < kMaxBatch && !s->queue.empty() && s->queue.front().kind == Command::Kind::Kernel &&
+           s->device->runnable.empty());
+}
+
+// Runs `batch` from its first kernel, without the mutex, and stops early
+// once the device's doorbell moves on from `rung` (another stream became
+// runnable); *ran counts the kernels it ran. Each kernel fails on its own
+// and the ones after a failure still run, as on a stream; the first failure
+// is the stream's.
+KernelErrorPtr Scheduler::run_kernels(std::vector<Command>& batch, Stream* s, uint32_t rung, size_t* ran) {
+  KernelErrorPtr first_failure;
+  for (Command& c : batch) {
+    if (*ran > 0 && s->device->doorbell.load(std::memory_order_acquire) != rung) break;
+    ++*ran;
+    run_kernel(c, s);
+    // The last reference to a replayed graph may be this command's: the
+    // graph's nodes may own user data whose release calls foo, so it goes
+    // before the mutex is taken again.
+    c.keep_alive.reset();
+    if (t_kernel_failed) {
+      if (!first_failure) {
+        first_failure = std::make_shared<KernelError>(KernelError{fooErrorLaunchFailure, std::move(t_kernel_message)});
+      }
+      t_kernel_failed = false;
+      t_kernel_message.clear();
+    }
+  }
+  return first_failure;
 }
 
 void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
@@ -589,9 +636,18 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
     // here on rings after this read.
     uint32_t seen = d->doorbell.load(std::memory_order_relaxed);
     lock.unlock();
-    auto until = Clock::now() + kSpin;
+    auto idle_since = Clock::now();
+    auto until = idle_since + kSpin;
     while (d->doorbell.load(std::memory_order_acquire) == seen && Clock::now() < until) {
       std::this_thread::yield();
+    }
+    auto rung = Clock::now();
+    if (d->doorbell.load(std::memory_order_relaxed) != seen && rung - idle_since < kGather) {
+      // A host waiting for the work ends the gathering at once.
+      auto gathered = rung + kGather;
+      while (hosts_waiting_.load(std::memory_order_acquire) == 0 && Clock::now() < gathered) {
+        std::this_thread::yield();
+      }
     }
     lock.lock();
     d->spinning.fetch_sub(1);
@@ -631,6 +687,11 @@ void Scheduler::run_kernel(const Command& c, Stream* s) {
 
 void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred) {
   if (pred()) return;
+  struct Waiting {
+    std::atomic<int>& count;
+    explicit Waiting(std::atomic<int>& c) : count(c) { count.fetch_add(1, std::memory_order_release); }
+    ~Waiting() { count.fetch_sub(1, std::memory_order_release); }
+  } waiting(hosts_waiting_);
   if (!blocking) {
     auto until = Clock::now() + kHostSpin;
     while (Clock::now() < until) {

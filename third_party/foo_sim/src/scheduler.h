@@ -203,6 +203,8 @@ class Scheduler {
   void list_runnable(Stream* s);
   Stream* pick(Device* d);
   void executor_main(Device* d, int executor);
+  void take_kernels(Stream* s, std::vector<Command>& batch);
+  KernelErrorPtr run_kernels(std::vector<Command>& batch, Stream* s, uint32_t rung, size_t* ran);
   void wait_for_work(Device* d, int executor, Lock& lock);
   // Wakes `preferred` if it sleeps, else any sleeping executor.
   static void wake_executor(Device* d, int preferred);
@@ -248,6 +250,9 @@ class Scheduler {
   uint64_t next_seq_ = 0;
   std::condition_variable host_cv_;
   int host_waiters_ = 0;
+  // Hosts inside host_wait, spinning or asleep: read without the mutex by
+  // executors that let launches gather (wait_for_work).
+  std::atomic<int> hosts_waiting_{0};
   std::atomic<uint64_t> progress_{0};  // bumped on every completion, for spinning hosts
 };
 

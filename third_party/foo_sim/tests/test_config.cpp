@@ -141,3 +141,26 @@ TEST(priority) {  // FOO_SIM_DEVICE_EXECUTORS=1
   CHECK(order == "Hlm");
   for (fooStream_t s : {blocker, low, low2, high}) CHECK_OK(fooStreamDestroy(s));
 }
+
+// An executor may take several queued kernels of a stream at once, but a
+// higher-priority stream that gets work meanwhile still goes before those
+// kernels that have not started, as it would between single kernels.
+TEST(priority_overtakes_queued_kernels) {  // FOO_SIM_DEVICE_EXECUTORS=1
+  int least, greatest;
+  CHECK_OK(fooDeviceGetStreamPriorityRange(&least, &greatest));
+  fooStream_t low, high;
+  CHECK_OK(fooStreamCreateWithPriority(&low, 0, least));
+  CHECK_OK(fooStreamCreateWithPriority(&high, 0, greatest));
+  std::string order;  // kernels never overlap: one executor
+  std::atomic<bool> started{false};
+  CHECK_OK(harness::launch(low, [&] {
+    started = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }));
+  for (int i = 0; i < 5; ++i) CHECK_OK(harness::launch(low, [&] { order += 'l'; }));
+  while (!started) std::this_thread::yield();  // the executor has taken low's kernels
+  CHECK_OK(harness::launch(high, [&] { order += 'H'; }));
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK(order == "Hlllll");
+  for (fooStream_t s : {low, high}) CHECK_OK(fooStreamDestroy(s));
+}

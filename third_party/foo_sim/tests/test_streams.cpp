@@ -17,6 +17,22 @@ TEST(work_on_one_stream_runs_in_order) {
   CHECK_OK(fooStreamDestroy(s));
 }
 
+// An executor that lets launches gather before taking them (a host
+// launching back to back) still starts them on its own: nothing waits for a
+// synchronization.
+TEST(work_launched_back_to_back_runs_without_a_synchronization) {
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  std::atomic<int> ran{0};
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 10; ++i) CHECK_OK(harness::launch(s, [&ran] { ++ran; }));
+    auto t0 = std::chrono::steady_clock::now();
+    while (ran.load() < (round + 1) * 10 && harness::ms_since(t0) < 5000) std::this_thread::yield();
+    CHECK(ran.load() == (round + 1) * 10);
+  }
+  CHECK_OK(fooStreamDestroy(s));
+}
+
 TEST(two_streams_overlap) {
   fooStream_t a, b;
   CHECK_OK(fooStreamCreate(&a));
