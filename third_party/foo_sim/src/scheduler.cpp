@@ -32,7 +32,7 @@ constexpr auto kIdleBeforeHook = std::chrono::milliseconds(100);
 // the executor off the launching core's cache lines (the scheduler's mutex,
 // the stream's queue) while the host writes them. On the small-op chain it
 // took the cost per operator from 2.55 us to 2.36 us (medians of eight
-// interleaved runs; CPU's whole operator: 2.33 us). A host that waits for
+// interleaved runs; CPU's whole operator: 2.30 us). A host that waits for
 // the work ends the gathering at once.
 constexpr auto kGather = std::chrono::microseconds(20);
 // The most kernels of one stream an executor takes at once.
