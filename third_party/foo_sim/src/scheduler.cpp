@@ -33,7 +33,8 @@ constexpr auto kIdleBeforeHook = std::chrono::milliseconds(100);
 // the stream's queue) while the host writes them. On the small-op chain it
 // took the cost per operator from 2.55 us to 2.36 us (medians of eight
 // interleaved runs; CPU's whole operator: 2.30 us). A host that waits for
-// the work ends the gathering at once.
+// the work, or polls for it (fooStreamQuery, fooEventQuery), ends the
+// gathering at once.
 constexpr auto kGather = std::chrono::microseconds(20);
 // The most kernels of one stream an executor takes at once.
 constexpr size_t kMaxBatch = 32;
@@ -167,7 +168,10 @@ fooError_t Scheduler::query_stream(Stream* s) {
   if (s->capture) return capture_conflict(*s->capture, "fooStreamQuery of a capturing stream");
   if (fooError_t e = unsafe_call_locked("fooStreamQuery")) return e;
   if (fooError_t e = report(s->pending_error)) return e;
-  if (!idle(s)) return fooErrorNotReady;
+  if (!idle(s)) {
+    host_queries_.fetch_add(1, std::memory_order_release);
+    return fooErrorNotReady;
+  }
   if (race::on()) race::on_host_waited_stream(s);  // the host saw it done
   return fooSuccess;
 }
@@ -380,7 +384,10 @@ fooError_t Scheduler::query_event(Event* e) {
   if (fooError_t err = unsafe_call_locked("fooEventQuery")) return err;
   const MarkerPtr& m = e->latest;
   if (!m) return fooSuccess;
-  if (!m->done) return fooErrorNotReady;
+  if (!m->done) {
+    host_queries_.fetch_add(1, std::memory_order_release);
+    return fooErrorNotReady;
+  }
   if (race::on()) race::on_host_waited_event(e);
   return report_for(e, m->error);
 }
@@ -497,6 +504,7 @@ void Scheduler::list_runnable(Stream* s) {
   Device* d = s->device;
   s->listed = true;
   d->runnable.push_back(s);
+  d->listings.fetch_add(1, std::memory_order_release);
   // Only one device's ring waits for the unlock; another device's (not
   // seen from a launch today) rings at once.
   if (ring_after_unlock_ && (doorbell_to_ring_ == nullptr || doorbell_to_ring_ == d)) {
@@ -569,13 +577,14 @@ void Scheduler::executor_main(Device* d, int executor) {
     s->running = true;
     s->home = executor;
     take_kernels(s, batch);
-    uint32_t rung = d->doorbell.load(std::memory_order_relaxed);
+    uint32_t listed = d->listings.load(std::memory_order_relaxed);
     lock.unlock();
     size_t ran = 0;
-    KernelErrorPtr failure = run_kernels(batch, s, rung, &ran);
+    KernelErrorPtr failure = run_kernels(batch, s, listed, &ran);
     lock.lock();
-    // Other work became runnable meanwhile: the kernels not run yet go
-    // back to the head of the stream, and pick() chooses again.
+    // Other work became runnable meanwhile, or a kernel failed: the kernels
+    // not run yet go back to the head of the stream, and pick() chooses
+    // again.
     for (size_t i = batch.size(); i-- > ran;) s->queue.push_front(std::move(batch[i]));
     batch.clear();
     if (failure) note_error(s, std::move(failure));
@@ -599,15 +608,15 @@ void Scheduler::take_kernels(Stream* s, std::vector<Command>& batch) {
            s->device->runnable.empty());
 }
 
-// Runs `batch` from its first kernel, without the mutex, and stops early
-// once the device's doorbell moves on from `rung` (another stream became
-// runnable); *ran counts the kernels it ran. Each kernel fails on its own
-// and the ones after a failure still run, as on a stream; the first failure
-// is the stream's.
-KernelErrorPtr Scheduler::run_kernels(std::vector<Command>& batch, Stream* s, uint32_t rung, size_t* ran) {
-  KernelErrorPtr first_failure;
+// Runs `batch` from its first kernel, without the mutex; *ran counts the
+// kernels it ran. It stops early once another stream of the device is
+// listed runnable (its listings move on from `listed`), and after a kernel
+// that failed: that failure reaches the stream before the next kernel runs,
+// as without batches, so a query made meanwhile reports it and a later
+// failure is kept for the next report.
+KernelErrorPtr Scheduler::run_kernels(std::vector<Command>& batch, Stream* s, uint32_t listed, size_t* ran) {
   for (Command& c : batch) {
-    if (*ran > 0 && s->device->doorbell.load(std::memory_order_acquire) != rung) break;
+    if (*ran > 0 && s->device->listings.load(std::memory_order_acquire) != listed) break;
     ++*ran;
     run_kernel(c, s);
     // The last reference to a replayed graph may be this command's: the
@@ -615,14 +624,13 @@ KernelErrorPtr Scheduler::run_kernels(std::vector<Command>& batch, Stream* s, ui
     // before the mutex is taken again.
     c.keep_alive.reset();
     if (t_kernel_failed) {
-      if (!first_failure) {
-        first_failure = std::make_shared<KernelError>(KernelError{fooErrorLaunchFailure, std::move(t_kernel_message)});
-      }
+      auto failure = std::make_shared<KernelError>(KernelError{fooErrorLaunchFailure, std::move(t_kernel_message)});
       t_kernel_failed = false;
       t_kernel_message.clear();
+      return failure;
     }
   }
-  return first_failure;
+  return nullptr;
 }
 
 void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
@@ -643,9 +651,11 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
     }
     auto rung = Clock::now();
     if (d->doorbell.load(std::memory_order_relaxed) != seen && rung - idle_since < kGather) {
-      // A host waiting for the work ends the gathering at once.
+      // A host waiting for the work, or polling for it, ends the gathering.
       auto gathered = rung + kGather;
-      while (hosts_waiting_.load(std::memory_order_acquire) == 0 && Clock::now() < gathered) {
+      uint32_t queries = host_queries_.load(std::memory_order_acquire);
+      while (hosts_waiting_.load(std::memory_order_acquire) == 0 &&
+             host_queries_.load(std::memory_order_acquire) == queries && Clock::now() < gathered) {
         std::this_thread::yield();
       }
     }

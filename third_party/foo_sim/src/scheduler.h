@@ -127,6 +127,10 @@ struct Device {
   // polls. A launch rings it after releasing the scheduler's mutex, so that
   // the executor it rouses does not collide with the launcher on the mutex.
   std::atomic<uint32_t> doorbell{0};
+  // Bumped under the mutex each time a stream is listed runnable: what an
+  // executor running a batch checks between kernels (the doorbell may be
+  // rung a while after the listing).
+  std::atomic<uint32_t> listings{0};
   std::vector<std::thread> executors;
   std::vector<bool> asleep;       // by executor id, set by wait_for_work
   // One per executor, so that the one a stream last ran on can be woken.
@@ -204,7 +208,7 @@ class Scheduler {
   Stream* pick(Device* d);
   void executor_main(Device* d, int executor);
   void take_kernels(Stream* s, std::vector<Command>& batch);
-  KernelErrorPtr run_kernels(std::vector<Command>& batch, Stream* s, uint32_t rung, size_t* ran);
+  KernelErrorPtr run_kernels(std::vector<Command>& batch, Stream* s, uint32_t listed, size_t* ran);
   void wait_for_work(Device* d, int executor, Lock& lock);
   // Wakes `preferred` if it sleeps, else any sleeping executor.
   static void wake_executor(Device* d, int preferred);
@@ -250,9 +254,11 @@ class Scheduler {
   uint64_t next_seq_ = 0;
   std::condition_variable host_cv_;
   int host_waiters_ = 0;
-  // Hosts inside host_wait, spinning or asleep: read without the mutex by
-  // executors that let launches gather (wait_for_work).
+  // What ends a gathering executor's wait (wait_for_work), read without the
+  // mutex: hosts inside host_wait, spinning or asleep, and stream and event
+  // queries (a host polling for the work).
   std::atomic<int> hosts_waiting_{0};
+  std::atomic<uint32_t> host_queries_{0};
   std::atomic<uint64_t> progress_{0};  // bumped on every completion, for spinning hosts
 };
 

@@ -209,6 +209,35 @@ TEST(the_earliest_unreported_failure_is_the_one_reported) {
   CHECK_OK(fooStreamDestroy(s));
 }
 
+// Kernels queued back to back may run as one batch; a failure still reaches
+// the stream before the next kernel runs, so a query made while that kernel
+// runs reports it, and a failure after it is kept for the next report.
+TEST(a_failure_is_reported_while_the_kernels_after_it_run) {
+  fooStream_t s;
+  CHECK_OK(fooStreamCreate(&s));
+  std::atomic<bool> first_done{false}, go{false};
+  CHECK_OK(harness::launch_sleep(s, 20));  // the kernels below queue up behind it
+  CHECK_OK(harness::launch(s, [&first_done] {
+    fooKernelReportError("first failure");
+    first_done = true;
+  }));
+  CHECK_OK(harness::launch(s, [&go] {
+    while (!go) std::this_thread::yield();
+    fooKernelReportError("second failure");
+  }));
+  while (!first_done) std::this_thread::yield();
+  auto t0 = std::chrono::steady_clock::now();
+  fooError_t q = fooErrorNotReady;
+  while (q == fooErrorNotReady && harness::ms_since(t0) < 5000) q = fooStreamQuery(s);
+  go = true;
+  CHECK(q == fooErrorLaunchFailure);  // the second kernel is still running
+  CHECK_DETAIL_HAS("first failure");
+  CHECK_ERR(fooStreamSynchronize(s), fooErrorLaunchFailure);
+  CHECK_DETAIL_HAS("second failure");
+  CHECK_OK(fooStreamSynchronize(s));
+  CHECK_OK(fooStreamDestroy(s));
+}
+
 TEST(a_stream_keeps_working_after_an_event_reported_its_failure) {
   fooStream_t s;
   fooEvent_t e;
