@@ -44,6 +44,16 @@ struct OpKernel {
       report_kernel_failure(op_name, e.what());
     }
   }
+  // A graph replay's hint (FooLaunch.h): a closure that knows what a replay
+  // of it reads names it; any other is fetched whole, as it runs whole.
+  void prefetch(int stage) const {
+    if constexpr (requires { fn.prefetch(stage); }) {
+      if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads));
+      fn.prefetch(stage);
+    } else if (stage == 0) {
+      prefetch_bytes(this, sizeof(OpKernel));
+    }
+  }
 };
 
 // `fn` runs on the stream in order; an exception it throws is reported,

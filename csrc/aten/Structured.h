@@ -292,36 +292,58 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
       std::unique_ptr<Kept> iterator;
       bool ordinary = false;  // not keepable: every replay runs the whole operator
     };
-    auto as_meta_arg = [](const auto& v) -> decltype(auto) { return meta_arg(v); };
+    struct Kernel {
+      // First: what a replay after the first reads (with OpKernel's header).
+      std::unique_ptr<State> state;
+      KernelTensor o;
+      CarriedTensor s;
+      bool in_place;
+      std::vector<FooOperand> foo;
+      std::tuple<typename Carry<Rest>::Stored...> kept;
+
+      void operator()() {
+        auto as_meta_arg = [](const auto& v) -> decltype(auto) { return meta_arg(v); };
+        if (Kept* iterator = state->ready.load(std::memory_order_acquire)) {
+          iterator->rerun(as_meta_arg);
+          return;
+        }
+        std::lock_guard<std::mutex> lock(state->mutex);
+        if (state->iterator) {
+          state->iterator->rerun(as_meta_arg);
+          return;
+        }
+        at::Tensor out_alias = o.cpu();
+        at::Tensor self_alias = in_place ? out_alias : s.get();
+        auto given = std::apply(
+            [](const auto&... stored) { return std::make_tuple(Carry<Rest>::give(stored)...); }, kept);
+        auto run_ordinary = [](at::Tensor& out_a, const at::Tensor& self_a, auto& args) {
+          std::apply([&](auto&... a) { CpuOut(out_a, self_a, a...); }, args);
+        };
+        if (state->ordinary) {
+          run_ordinary(out_alias, self_alias, given);
+          return;
+        }
+        state->iterator =
+            Kept::run_first(std::move(out_alias), std::move(self_alias), std::move(given), foo, as_meta_arg, run_ordinary);
+        state->ordinary = !state->iterator;
+        state->ready.store(state->iterator.get(), std::memory_order_release);
+      }
+
+      // A replay's hint (FooLaunch.h): the state, then the kept iterator,
+      // each a stage after the pointer to it was fetched.
+      void prefetch(int stage) const {
+        if (stage == 0) {
+          prefetch_bytes(this, sizeof(state));
+        } else if (stage == 1) {
+          prefetch_bytes(state.get(), sizeof(State));
+        } else if (Kept* iterator = state->ready.load(std::memory_order_acquire)) {
+          prefetch_bytes(iterator, sizeof(Kept));
+        }
+      }
+    };
     launch_op(device.index(), Name.value,
-              [o = KernelTensor(out), s = CarriedTensor(self), in_place, foo = std::move(foo),
-               kept = std::make_tuple(Carry<Rest>::keep(rest)...), state = std::make_unique<State>(),
-               as_meta_arg]() mutable {
-                if (Kept* iterator = state->ready.load(std::memory_order_acquire)) {
-                  iterator->rerun(as_meta_arg);
-                  return;
-                }
-                std::lock_guard<std::mutex> lock(state->mutex);
-                if (state->iterator) {
-                  state->iterator->rerun(as_meta_arg);
-                  return;
-                }
-                at::Tensor out_alias = o.cpu();
-                at::Tensor self_alias = in_place ? out_alias : s.get();
-                auto given = std::apply(
-                    [](const auto&... stored) { return std::make_tuple(Carry<Rest>::give(stored)...); }, kept);
-                auto run_ordinary = [](at::Tensor& out_a, const at::Tensor& self_a, auto& args) {
-                  std::apply([&](auto&... a) { CpuOut(out_a, self_a, a...); }, args);
-                };
-                if (state->ordinary) {
-                  run_ordinary(out_alias, self_alias, given);
-                  return;
-                }
-                state->iterator = Kept::run_first(std::move(out_alias), std::move(self_alias), std::move(given), foo,
-                                                  as_meta_arg, run_ordinary);
-                state->ordinary = !state->iterator;
-                state->ready.store(state->iterator.get(), std::memory_order_release);
-              });
+              Kernel{std::make_unique<State>(), KernelTensor(out), CarriedTensor(self), in_place, std::move(foo),
+                     std::make_tuple(Carry<Rest>::keep(rest)...)});
   }
 };
 

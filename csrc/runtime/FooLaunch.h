@@ -1,6 +1,9 @@
 // Queues a C++ callable as a kernel on a foo stream.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -14,6 +17,16 @@
 
 namespace foo {
 
+// Asks for the cache lines of [p, p + bytes) (at most the first 32: a hint,
+// for graph replays, not a copy).
+inline void prefetch_bytes(const void* p, size_t bytes) {
+  constexpr uintptr_t kLine = 64, kMaxLines = 32;
+  uintptr_t first = reinterpret_cast<uintptr_t>(p) / kLine;
+  uintptr_t last = std::min((reinterpret_cast<uintptr_t>(p) + std::max<size_t>(bytes, 1) - 1) / kLine,
+                            first + kMaxLines - 1);
+  for (uintptr_t line = first; line <= last; ++line) __builtin_prefetch(reinterpret_cast<const void*>(line * kLine));
+}
+
 namespace detail {
 template <class F>
 void run_boxed_kernel(void* data) {
@@ -23,6 +36,17 @@ void run_boxed_kernel(void* data) {
 template <class F>
 void run_boxed(void* data) {
   (*static_cast<F*>(data))();
+}
+// What a graph replay calls ahead of a captured kernel (foo_runtime.h):
+// the closure's own prefetch if it has one, else the closure itself.
+template <class F>
+void prefetch_boxed(void* data, int stage) {
+  const F& fn = *static_cast<const F*>(data);
+  if constexpr (requires { fn.prefetch(stage); }) {
+    fn.prefetch(stage);
+  } else if (stage == 0) {
+    prefetch_bytes(&fn, sizeof(F));
+  }
 }
 template <class F>
 void release_boxed(void* data) {
@@ -87,8 +111,8 @@ void launch_kernel_made(const FooStream& stream, Make&& make, const char* name) 
   using Fn = decltype(make());
   if (captures_underway() != 0) {
     // foo_sim owns the box from the call on, whatever it returns.
-    fooError_t e = fooLaunchHostFuncOwned(stream.stream(), &detail::run_boxed<Fn>, new Fn(make()),
-                                          &detail::release_boxed<Fn>, name);
+    fooError_t e = fooLaunchHostFuncOwnedWithPrefetch(stream.stream(), &detail::run_boxed<Fn>, new Fn(make()),
+                                                      &detail::release_boxed<Fn>, &detail::prefetch_boxed<Fn>, name);
     if (e == fooErrorLaunchFailure) detail::throw_launch_failure(__FILE__, __LINE__);
     FOO_CHECK(e);
     return;

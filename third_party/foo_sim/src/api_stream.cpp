@@ -91,6 +91,11 @@ fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn, void* userData)
 
 fooError_t fooLaunchHostFuncOwned(fooStream_t stream, fooHostFn_t fn, void* userData, fooHostFn_t release,
                                   const char* name) {
+  return fooLaunchHostFuncOwnedWithPrefetch(stream, fn, userData, release, nullptr, name);
+}
+
+fooError_t fooLaunchHostFuncOwnedWithPrefetch(fooStream_t stream, fooHostFn_t fn, void* userData,
+                                              fooHostFn_t release, fooHostFnPrefetch_t prefetch, const char* name) {
   // Whatever happens below, userData is ours from here on: the holder
   // releases it when the last copy of the work goes (see foo_runtime.h).
   std::shared_ptr<void> owned(userData, [release](void* p) {
@@ -103,7 +108,7 @@ fooError_t fooLaunchHostFuncOwned(fooStream_t stream, fooHostFn_t fn, void* user
     if (fooError_t e = Runtime::check_may_block("fooLaunchHostFuncOwned with FOO_SIM_LAUNCH_BLOCKING=1")) return e;
   }
   foo_sim::profiler::ScopedLabel label(fooActivityKindKernel, name ? name : "fooLaunchHostFuncOwned");
-  return rt->scheduler().launch(rt->resolve(stream), [fn, owned = std::move(owned)] { fn(owned.get()); });
+  return rt->scheduler().launch_owned(rt->resolve(stream), fn, std::move(owned), prefetch);
 }
 
 fooError_t fooKernelReportError(const char* message) { return foo_sim::Scheduler::report_kernel_error(message); }

@@ -26,6 +26,10 @@ struct GraphNode {
   fooHostFn_t fn = nullptr;
   void* data = nullptr;
   std::function<void()> work;
+  // fooLaunchHostFuncOwnedWithPrefetch's: what holds `data`, and the hint
+  // a replay calls ahead of the node (may be null).
+  std::shared_ptr<void> owned;
+  fooHostFnPrefetch_t prefetch = nullptr;
   // What the profiler and the dump call it (a name that lives as long as
   // the process: fooLaunchKernel's, or the runtime's for copies).
   fooActivityKind kind = fooActivityKindKernel;

@@ -24,6 +24,36 @@ struct Batch {
   std::vector<ActivityStamp> stamps;       // one per node, while tracing
 };
 
+// How many nodes apart the prefetch stages are (foo_runtime.h): node i + 2k
+// gets stage FOO_SIM_PREFETCH_STAGES - k while node i runs. A small node
+// runs in about 0.2 us when its state is in the caches, and a miss to
+// memory costs about 0.1 us: two nodes ahead leaves each stage's misses
+// time to land.
+constexpr size_t kPrefetchSpacing = 2;
+constexpr int kPrefetchStages = FOO_SIM_PREFETCH_STAGES;
+
+void prefetch_stage(const Batch& b, size_t at, int stage) {
+  if (at >= b.step->batch.size()) return;
+  const GraphNode& node = b.graph->nodes[b.step->batch[at]];
+  if (node.prefetch) node.prefetch(node.data, stage);
+}
+
+// Before node i runs: the stages of the nodes ahead of it. At the batch's
+// start, also the stages that no node before would have called, stage by
+// stage (so each stage's misses overlap across nodes).
+void prefetch_ahead(const Batch& b, size_t i) {
+  if (i == 0) {
+    for (int stage = 0; stage < kPrefetchStages; ++stage) {
+      for (size_t at = 0; at < kPrefetchSpacing * static_cast<size_t>(kPrefetchStages - stage); ++at) {
+        prefetch_stage(b, at, stage);
+      }
+    }
+  }
+  for (int stage = 0; stage < kPrefetchStages; ++stage) {
+    prefetch_stage(b, i + kPrefetchSpacing * static_cast<size_t>(kPrefetchStages - stage), stage);
+  }
+}
+
 // Each node fails or throws on its own, as a kernel would: the first failure
 // is the batch's, and the nodes after it still run (as a stream's kernels
 // after a failed one do).
@@ -31,6 +61,7 @@ void run_batch(void* p) {
   const auto* b = static_cast<const Batch*>(p);
   for (size_t i = 0; i < b->step->batch.size(); ++i) {
     const GraphNode& node = b->graph->nodes[b->step->batch[i]];
+    prefetch_ahead(*b, i);
     int64_t start_ns = b->stamps.empty() ? 0 : profiler::now_ns();
     try {
       if (node.fn) {

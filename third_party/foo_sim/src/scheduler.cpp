@@ -240,16 +240,30 @@ fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
 }
 
 fooError_t Scheduler::launch(Stream* s, std::function<void()> work) {
+  return launch_closure(s, std::move(work), GraphNode());
+}
+
+fooError_t Scheduler::launch_owned(Stream* s, fooHostFn_t fn, std::shared_ptr<void> owned,
+                                   fooHostFnPrefetch_t prefetch) {
+  GraphNode node;
+  node.fn = fn;
+  node.data = owned.get();
+  node.owned = owned;
+  node.prefetch = prefetch;
+  return launch_closure(s, [fn, owned = std::move(owned)] { fn(owned.get()); }, std::move(node));
+}
+
+fooError_t Scheduler::launch_closure(Stream* s, std::function<void()> work, GraphNode as_node) {
   // Declared before the lock: if the work is not queued, what it owns is
   // released after the mutex (fooLaunchHostFuncOwned's release may call foo).
   auto box = std::make_unique<ClosureBox>(ClosureBox{std::move(work)});
-  GraphNode node;
+  GraphNode node = std::move(as_node);
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooLaunchHostFunc")) return e;
   // A capture keeps the closure itself, to run it on every replay (a box
   // runs once and deletes itself).
   if (s->capture) {
-    node.work = std::move(box->work);
+    if (!node.fn) node.work = std::move(box->work);
     return capture_node(s, node, "fooLaunchHostFunc");
   }
   if (race::on()) {

@@ -157,6 +157,10 @@ class Scheduler {
   fooError_t launch(Stream* s, fooHostFn_t fn, void* data);
   // Runs `work` on the stream; for runtime-internal work (copies, memset).
   fooError_t launch(Stream* s, std::function<void()> work);
+  // fooLaunchHostFuncOwnedWithPrefetch. A capture keeps fn, the data and
+  // prefetch in the node itself, so that a replay reaches the data without
+  // a closure between and can call prefetch ahead of it.
+  fooError_t launch_owned(Stream* s, fooHostFn_t fn, std::shared_ptr<void> owned, fooHostFnPrefetch_t prefetch);
   // Like launch, then waits for the work (used where the host must not
   // return early: pageable copies, synchronous copies).
   fooError_t launch_and_wait(Stream* s, std::function<void()> work);
@@ -227,6 +231,10 @@ class Scheduler {
   // Takes `node` only on success: on failure it stays with the caller, so
   // that what it owns is released after the mutex (see launch()).
   fooError_t capture_node(Stream* s, GraphNode& node, const char* what);
+  // launch() and launch_owned(): `work` runs on the stream, or, under
+  // capture, `as_node` becomes the graph's node (with `work` in it if it
+  // has no fn).
+  fooError_t launch_closure(Stream* s, std::function<void()> work, GraphNode as_node);
   fooError_t capture_record(Event* e, Stream* s);
   fooError_t capture_wait(Stream* s, Event* e, const CapturePtr& from, bool* handled);
   // Invalidates `c` and fails with fooErrorStreamCaptureUnsupported.
