@@ -1,5 +1,6 @@
 // C API: streams and launches.
 #include <memory>
+#include <string>
 
 #include "error.h"
 #include "runtime.h"
@@ -101,13 +102,15 @@ fooError_t fooLaunchHostFuncOwnedWithPrefetch(fooStream_t stream, fooHostFn_t fn
   std::shared_ptr<void> owned(userData, [release](void* p) {
     if (release) release(p);
   });
-  if (fn == nullptr) return fail(fooErrorInvalidValue, "fooLaunchHostFuncOwned: fn is NULL");
+  const char* api = prefetch ? "fooLaunchHostFuncOwnedWithPrefetch" : "fooLaunchHostFuncOwned";
+  if (fn == nullptr) return fail(fooErrorInvalidValue, std::string(api) + ": fn is NULL");
   Runtime* rt;
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   if (rt->config().launch_blocking) {
-    if (fooError_t e = Runtime::check_may_block("fooLaunchHostFuncOwned with FOO_SIM_LAUNCH_BLOCKING=1")) return e;
+    std::string what = std::string(api) + " with FOO_SIM_LAUNCH_BLOCKING=1";
+    if (fooError_t e = Runtime::check_may_block(what.c_str())) return e;
   }
-  foo_sim::profiler::ScopedLabel label(fooActivityKindKernel, name ? name : "fooLaunchHostFuncOwned");
+  foo_sim::profiler::ScopedLabel label(fooActivityKindKernel, name ? name : api);
   return rt->scheduler().launch_owned(rt->resolve(stream), fn, std::move(owned), prefetch);
 }
 

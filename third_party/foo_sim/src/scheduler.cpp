@@ -266,6 +266,9 @@ fooError_t Scheduler::launch_closure(Stream* s, std::function<void()> work, Grap
     if (!node.fn) node.work = std::move(box->work);
     return capture_node(s, node, "fooLaunchHostFunc");
   }
+  // The box holds the work's data too: so the executor that runs it, not
+  // this thread, drops the last reference, as for any eager launch.
+  node.owned.reset();
   if (race::on()) {
     if (fooError_t e = race::on_launch(s)) return e;
   }

@@ -246,19 +246,22 @@ FOO_SIM_API fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn,
  * process. */
 FOO_SIM_API fooError_t fooLaunchHostFuncOwned(fooStream_t stream, fooHostFn_t fn, void* userData,
                                               fooHostFn_t release, const char* name);
-/* A hint for graph replays: prefetch(userData, stage) asks that the state
- * fn(userData) will read be brought into the caches. A replay that runs a
- * lane's nodes one after another calls it for nodes a few places ahead of
- * the one running, stage 0 furthest ahead and FOO_SIM_PREFETCH_STAGES - 1
- * nearest, so that a state reached through pointers can be fetched one
- * level per stage (stage k may read what stage k - 1 prefetched) while
- * other nodes run, instead of one dependent cache miss at a time. Each node
- * of a run of consecutive nodes on one lane gets every stage once, in
- * order, before the node before it runs; a node that runs alone (between
- * waits on other lanes) may get none. prefetch runs on the executor,
- * between other nodes of the replay: it must only read and prefetch, never
- * block, fail or call foo_sim. Eager launches never call it. Otherwise as
- * fooLaunchHostFuncOwned; prefetch may be NULL. */
+/* A hint for graph replays: prefetch(userData, stage), stage in
+ * [0, FOO_SIM_PREFETCH_STAGES), asks that the state fn(userData) will read
+ * be brought into the caches, so that a state reached through pointers is
+ * fetched one level per stage (stage k may read what stage k - 1
+ * prefetched) while other nodes run, instead of one dependent cache miss at
+ * a time. A replay runs each lane's nodes in groups: the consecutive nodes
+ * between the points where the lane waits for another or another waits for
+ * it. In a group of two or more, every node gets every stage once, in
+ * order, before it runs: the group's first two nodes at its start, each
+ * later one before the node before it runs. A node alone in its group gets
+ * none, and eager launches never do. prefetch runs on an executor and may
+ * run at the same time as fn(userData) of another replay (graphs
+ * instantiated from one capture share userData): it must only read what
+ * fn does not write (or atomics) and prefetch; it must not block, throw,
+ * fail or call foo_sim. Otherwise as fooLaunchHostFuncOwned; prefetch may
+ * be NULL. */
 #define FOO_SIM_PREFETCH_STAGES 3
 typedef void (*fooHostFnPrefetch_t)(void* userData, int stage);
 FOO_SIM_API fooError_t fooLaunchHostFuncOwnedWithPrefetch(fooStream_t stream, fooHostFn_t fn, void* userData,
