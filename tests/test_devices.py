@@ -107,6 +107,27 @@ def test_operator_queues_on_its_tensors_device_not_the_current_one(foo):
         foo.set_device(0)
 
 
+@pytest.mark.parametrize("layout", ["plain bytes", "converted", "strided"])
+def test_copy_across_devices_waits_on_both_sides(foo, layout):
+    # The destination's stream is held up, so the copy runs late. It must
+    # still read the source as it was when copy_ was called: the source's
+    # stream may not overwrite it (fill_ below) until the copy has run.
+    n = 1 << 18
+    src = torch.ones(2 * n, device="foo:0")
+    dst = torch.zeros(2 * n, device="foo:1", dtype=torch.float64 if layout == "converted" else torch.float32)
+    src_part, dst_part = (src[::2], dst[::2]) if layout == "strided" else (src, dst)
+    foo.synchronize(0)
+    foo.synchronize(1)
+    with foo.device(1):
+        foo._sleep(300)
+    dst_part.copy_(src_part)
+    src.fill_(2.0)
+    assert not foo.default_stream(0).query()  # the fill waits for the copy, which waits for the sleep
+    expected = torch.ones(dst_part.shape, dtype=dst.dtype)
+    assert torch.equal(dst_part.cpu(), expected)
+    assert torch.equal(src.cpu(), torch.full((2 * n,), 2.0))
+
+
 @pytest.mark.parametrize("count", [1, 2, 4])
 def test_every_device_works_independently(count):
     out = run_python_json(f"""

@@ -88,6 +88,15 @@ def test_copies_are_recorded_with_their_direction(foo):
     assert copy_op.device_time_total > 0
 
 
+def test_copy_across_devices_is_a_peer_copy(foo):
+    src = torch.randn(1 << 16, device="foo:0")
+    with profile(activities=ACTIVITIES) as prof:
+        dst = src.to("foo:1")
+        foo.synchronize(1)
+    assert torch.equal(dst.cpu(), src.cpu())
+    assert "Memcpy PtoP" in [k.name for k in _kernels(prof)]
+
+
 def test_chrome_trace_has_stream_rows_and_flows(foo, tmp_path):
     a = torch.randn(64, 64, device="foo")
     side = foo.Stream()

@@ -56,15 +56,22 @@ void copy_same_device(const at::Tensor& src, const at::Tensor& dst) {
 
 // Between foo devices: on the destination's current stream, ordered after
 // the work queued on the source's current stream, which in turn waits for
-// the copy before it may overwrite the source.
+// the copy before it may overwrite the source. Plain bytes move as a peer
+// copy (foo_sim's copy engine, as cudaMemcpyPeerAsync), the rest through
+// ATen's CPU copy kernel.
 void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
   FooStream src_stream = getCurrentFooStream(src.device().index());
   FooStream dst_stream = getCurrentFooStream(dst.device().index());
   FooEvent src_ready;
   src_ready.record(src_stream);
   src_ready.block(dst_stream);
-  launch_op(dst.device().index(), "aten::copy_",
-            [s = KernelTensor(src), d = KernelTensor(dst)] { d.cpu().copy_(s.cpu()); });
+  if (plain_bytes(src, dst)) {
+    FOO_CHECK(fooMemcpyPeerAsync(dst.data_ptr(), dst.device().index(), src.data_ptr(), src.device().index(),
+                                 nbytes(dst), dst_stream.stream()));
+  } else {
+    launch_op(dst.device().index(), "aten::copy_",
+              [s = KernelTensor(src), d = KernelTensor(dst)] { d.cpu().copy_(s.cpu()); });
+  }
   FooEvent copied;
   copied.record(dst_stream);
   copied.block(src_stream);
