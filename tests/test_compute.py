@@ -102,6 +102,51 @@ def test_data_dependent_shapes_go_through_the_fallback(foo):
     assert values.cpu().tolist() == [1, 2] and counts.cpu().tolist() == [1, 3]
 
 
+def test_fallback_results_follow_each_calls_arguments(foo):
+    # The fallback remembers an operator's meta results by the call's
+    # signature: each call must still get outputs of its own shape, dtype
+    # and device (im2col and histc have no foo kernel).
+    for device in ("foo:0", "foo:1"):
+        for dtype in (torch.float32, torch.float64):
+            for size, kernel, stride in ((5, 2, 1), (5, 3, 1), (6, 2, 2), (5, 2, 1)):
+                x = torch.arange(2 * size * size, dtype=dtype).reshape(1, 2, size, size)
+                got = torch.nn.functional.unfold(x.to(device), kernel, stride=stride)
+                want = torch.nn.functional.unfold(x, kernel, stride=stride)
+                assert got.device == torch.device(device) and got.dtype == dtype
+                assert torch.equal(got.cpu(), want)
+    x = torch.arange(10.0)
+    for bins in (3, 7, 3):
+        assert torch.equal(torch.histc(x.to("foo"), bins=bins).cpu(), torch.histc(x, bins=bins))
+
+
+def test_fallback_raises_for_bad_arguments_on_every_call(foo):
+    x = torch.ones(1, 1, 3, 3, device="foo")
+    torch.nn.functional.unfold(x, 2)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="im2col|kernel"):
+            torch.nn.functional.unfold(x, 4)  # a kernel larger than the input
+    foo.synchronize()
+
+
+def test_fallback_uses_a_redefined_custom_operators_new_meta_function(foo):
+    # Custom operators' meta functions may be redefined (and may count their
+    # calls): the fallback asks each one every time.
+    calls = []
+    for factor in (1, 2):
+        lib = torch.library.Library("foo_test_meta", "DEF")
+        try:
+            lib.define("stretch(Tensor x) -> Tensor")
+            lib.impl("stretch", lambda x, f=factor: x.repeat(f), "CPU")
+            lib.impl("stretch", lambda x, f=factor: (calls.append(f), x.new_empty(x.shape[0] * f))[1], "Meta")
+            for _ in range(2):
+                out = torch.ops.foo_test_meta.stretch(torch.arange(3.0, device="foo"))
+                assert out.shape == (3 * factor,)
+                assert out.cpu().tolist() == [0.0, 1.0, 2.0] * factor
+        finally:
+            lib._destroy()
+    assert calls == [1, 1, 2, 2]
+
+
 def test_in_place_and_out_variants_write_in_place(foo):
     x = torch.zeros(4, device="foo")
     ptr = x.data_ptr()

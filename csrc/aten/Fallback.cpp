@@ -39,6 +39,7 @@
 #include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
 #include "aten/Fallback.h"
+#include "aten/FallbackMetaCache.h"
 #include "aten/IValueTensors.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
@@ -507,7 +508,9 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   check_written_arguments_do_not_partly_overlap(schema, args);
   Widening widening = widening_for(op, args);
   if (!inexact_meta(op)) {
-    if (auto meta = meta_results(op, args)) return run_queued(op, stack, num_args, device, *meta, widening);
+    if (auto meta = remembered_meta_results(op, args, &meta_results)) {
+      return run_queued(op, stack, num_args, device, *meta, widening);
+    }
   }
   log().note_synchronizing(name);
   run_synchronously(op, stack, num_args, device, widening);
