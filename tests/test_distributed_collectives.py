@@ -58,6 +58,12 @@ def _collectives(rank, world, dev):
     t = big[rank].to(dev)
     dist.all_reduce(t, op=dist._make_nccl_premul_sum(2.0))
     check("channels-last all_reduce", t, sum(big) * 2)
+    # Large buffers go to gloo as two halves at once: an odd number of
+    # elements, each distinct, so that a misplaced half shows.
+    n = (1 << 18) + 3  # 2 MiB and 24 bytes of float64
+    t = (torch.arange(n, dtype=torch.float64) * (rank + 1)).to(dev)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    check("large all_reduce", t, torch.arange(n, dtype=torch.float64) * world)
 
     # broadcast, reduce (only the root's tensor changes, as with NCCL).
     t = _filled(rank, device=dev)

@@ -8,6 +8,7 @@
 #include <foo_sim/foo_race.h>
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
+#include "distributed/AllreduceInParts.h"
 #include "distributed/FooWork.h"
 #include "distributed/Signature.h"
 #include "distributed/Staging.h"
@@ -284,11 +285,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
   Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
   c.device = t.device();
   lend_or_stage(c, {{t, true, true}}, true);
-  c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+  c.call = [o, factor, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
     // On the tensor itself when lent, as NCCL's PREMUL_SUM: it is the
     // output anyway.
     if (factor != 1.0) cpu[0].mul_(factor);
-    return g.allreduce(cpu, o);
+    return allreduce_in_parts(g, cpu[0], o, timeout);
   };
   c.device_tensors = {t};
   c.outputs = {t};
