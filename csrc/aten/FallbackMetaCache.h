@@ -10,9 +10,14 @@
 // arguments and a little global state, so a call equal to an earlier one in
 // all of these gets the earlier result.
 //
-// Only ATen's operators are remembered: their meta functions are fixed
-// when torch is imported, where a custom operator's may be redefined, and
-// may do more than compute (count its calls, print). Nor is a call that
+// Only ATen's operators are remembered: torch registers their meta
+// functions when it is imported, where a custom operator's may be
+// redefined, and may do more than compute (count its calls, print). What
+// the signature leaves out is not seen once a signature is remembered: a
+// Meta kernel registered over an ATen operator's later on, and the module
+// settings some Python meta functions read
+// (torch.fx.experimental._config); a meta function's warnings show on the
+// first call of each signature only. Nor is a call remembered that
 // holds something whose value a meta function could read (a CPU tensor, a
 // generator) or that is not plain data (a symbolic size, a Python object),
 // nor a meta function that raised.

@@ -1,7 +1,8 @@
 #include "distributed/AllreduceInParts.h"
 
-#include <exception>
 #include <vector>
+
+#include "distributed/GlooWaits.h"
 
 namespace foo::distributed {
 
@@ -17,29 +18,15 @@ c10::intrusive_ptr<c10d::Work> allreduce_in_parts(c10d::Backend& gloo, const at:
   int64_t half = t.numel() / 2;
   std::vector<at::Tensor> first{elements.narrow(0, 0, half)};
   std::vector<at::Tensor> second{elements.narrow(0, half, t.numel() - half)};
-  c10::intrusive_ptr<c10d::Work> first_work = gloo.allreduce(first, opts);
-  c10::intrusive_ptr<c10d::Work> second_work;
+  std::vector<c10::intrusive_ptr<c10d::Work>> parts{gloo.allreduce(first, opts)};
   try {
-    second_work = gloo.allreduce(second, opts);
+    parts.push_back(gloo.allreduce(second, opts));
   } catch (...) {
-    try {
-      first_work->wait(timeout);
-    } catch (...) {
-      // The failure to start the second part is the one to report.
-    }
+    drain(*parts[0]);
     throw;
   }
-  try {
-    first_work->wait(timeout);
-  } catch (...) {
-    try {
-      second_work->wait(timeout);
-    } catch (...) {
-      // The first failure is the one to report.
-    }
-    throw;
-  }
-  return second_work;
+  wait_all(parts, timeout);
+  return {};
 }
 
 }  // namespace foo::distributed

@@ -21,10 +21,9 @@ namespace foo::distributed {
 // Buffers from this size on are reduced in two halves.
 constexpr size_t kAllreduceInPartsFrom = 2 << 20;
 
-// all_reduce of `t` (a dense tensor) on `gloo`, in halves when it is large;
-// returns the Work of the last part after waiting for the others, which
-// are always waited for, even when one fails: gloo's threads must be done
-// with the memory before the caller lets it go.
+// all_reduce of `t` (a dense tensor) on `gloo`. A small one is returned
+// in flight, for the caller to wait for; a large one is waited for here,
+// both halves (GlooWaits.h), and nothing is returned.
 c10::intrusive_ptr<c10d::Work> allreduce_in_parts(c10d::Backend& gloo, const at::Tensor& t,
                                                   const c10d::AllreduceOptions& opts,
                                                   std::chrono::milliseconds timeout);

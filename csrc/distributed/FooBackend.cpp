@@ -10,6 +10,7 @@
 
 #include "distributed/AllreduceInParts.h"
 #include "distributed/FooWork.h"
+#include "distributed/GlooWaits.h"
 #include "distributed/Signature.h"
 #include "distributed/Staging.h"
 #include "runtime/FooCachingAllocator.h"
@@ -268,7 +269,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       if (signature) signature->check(timeout);
       // No call: a Work that only marks a point of the stream (endCoalescing).
       c10::intrusive_ptr<c10d::Work> w = call ? call(*gloo, cpu) : nullptr;
-      if (w) w->wait(timeout);
+      if (w) wait_all({w}, timeout);
     });
     if (c.stage_out) c.stage_out();
   }
@@ -486,7 +487,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch_pairs(const char* name, c10d::
     // One after the other, in the same order on every rank.
     for (size_t i = 0; i + 1 < cpu.size(); i += 2) {
       at::Tensor in = flat(cpu[i]), out = flat(cpu[i + 1]);
-      if (auto w = each(g, in, out)) w->wait(timeout);
+      if (auto w = each(g, in, out)) wait_all({w}, timeout);
     }
     return {};
   };
@@ -769,7 +770,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
       std::vector<at::Tensor> one{cpu[i]};
       started.push_back(plan[i][0] ? g.send(one, plan[i][1], plan[i][2]) : g.recv(one, plan[i][1], plan[i][2]));
     }
-    for (auto& w : started) w->wait(timeout);
+    wait_all(started, timeout);
     return {};
   };
   c.stage_out = [recvs, received]() mutable {

@@ -3,6 +3,8 @@
 #include <ATen/Functions.h>
 #include <c10/util/Exception.h>
 
+#include "distributed/GlooWaits.h"
+
 namespace foo::distributed {
 namespace {
 
@@ -41,7 +43,7 @@ SignatureExchange::SignatureExchange(c10d::Backend& group, std::vector<int64_t> 
 }
 
 void SignatureExchange::check(std::chrono::milliseconds timeout) const {
-  work_->wait(timeout);
+  wait_all({work_}, timeout);
   const int64_t* own = own_.const_data_ptr<int64_t>();
   const int64_t* all = all_.const_data_ptr<int64_t>();
   const int64_t size = all_.numel() / kSlots;
