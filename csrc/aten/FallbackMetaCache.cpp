@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <ATen/Context.h>
+#include <ATen/ops/empty_strided.h>
 #include <c10/core/DefaultDtype.h>
 #include <c10/util/hash.h>
 
@@ -118,6 +119,33 @@ class Signature {
   std::vector<const void*> storages_;
 };
 
+// A copy of a meta result made of tensors of our own: a Python meta
+// function's tensors keep their Python objects, which a thread's storage
+// must not hold (it is destroyed when the thread ends, possibly while the
+// interpreter is finalizing, when releasing a Python object aborts the
+// process).
+at::Tensor own_meta(const at::Tensor& t) {
+  if (!t.defined()) return t;
+  return at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kMeta));
+}
+
+Stack owned_copy(const Stack& meta) {
+  Stack out;
+  out.reserve(meta.size());
+  for (const c10::IValue& v : meta) {
+    if (v.isTensor()) {
+      out.emplace_back(own_meta(v.toTensor()));
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> list;
+      for (const at::Tensor& t : v.toTensorList()) list.push_back(own_meta(t));
+      out.emplace_back(std::move(list));
+    } else {
+      out.push_back(v);  // None (meta results hold nothing else)
+    }
+  }
+  return out;
+}
+
 struct SignatureHash {
   size_t operator()(const std::vector<int64_t>& words) const {
     size_t h = words.size();
@@ -143,7 +171,7 @@ std::optional<Stack> remembered_meta_results(const c10::OperatorHandle& op, cons
   std::optional<Stack> result = compute(op, args);
   if (result) {
     if (remembered.size() >= kMostSignatures) remembered.clear();
-    remembered.emplace(std::move(*signature), *result);
+    remembered.emplace(std::move(*signature), owned_copy(*result));
   }
   return result;
 }
