@@ -44,15 +44,10 @@ struct OpKernel {
       report_kernel_failure(op_name, e.what());
     }
   }
-  // A graph replay's hint (FooLaunch.h): a closure that knows what a replay
-  // of it reads names it; any other is fetched whole, as it runs whole.
+  // A graph replay's hint (FooLaunch.h): this header, then the closure's.
   void prefetch(int stage) const {
-    if constexpr (requires { fn.prefetch(stage); }) {
-      if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads));
-      fn.prefetch(stage);
-    } else if (stage == 0) {
-      prefetch_bytes(this, sizeof(OpKernel));
-    }
+    if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads));
+    prefetch_closure(fn, stage);
   }
 };
 

@@ -21,10 +21,11 @@ namespace foo::distributed {
 // Buffers from this size on are reduced in two halves.
 constexpr size_t kAllreduceInPartsFrom = 2 << 20;
 
-// all_reduce of `t` (a dense tensor) on `gloo`. A small one is returned
-// in flight, for the caller to wait for; a large one is waited for here,
-// both halves (GlooWaits.h), and nothing is returned.
-c10::intrusive_ptr<c10d::Work> allreduce_in_parts(c10d::Backend& gloo, const at::Tensor& t,
+// all_reduce on `gloo` of `elements`: a dense tensor's elements in memory
+// order, one dimension (FooBackend's flat()). A small one is returned in
+// flight, for the caller to wait for; a large one is waited for here, both
+// halves (GlooWaits.h), and nothing is returned.
+c10::intrusive_ptr<c10d::Work> allreduce_in_parts(c10d::Backend& gloo, const at::Tensor& elements,
                                                   const c10d::AllreduceOptions& opts,
                                                   std::chrono::milliseconds timeout);
 

@@ -290,7 +290,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
     // On the tensor itself when lent, as NCCL's PREMUL_SUM: it is the
     // output anyway.
     if (factor != 1.0) cpu[0].mul_(factor);
-    return allreduce_in_parts(g, cpu[0], o, timeout);
+    return allreduce_in_parts(g, flat(cpu[0]), o, timeout);
   };
   c.device_tensors = {t};
   c.outputs = {t};

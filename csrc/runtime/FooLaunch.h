@@ -27,6 +27,17 @@ inline void prefetch_bytes(const void* p, size_t bytes) {
   for (uintptr_t line = first; line <= last; ++line) __builtin_prefetch(reinterpret_cast<const void*>(line * kLine));
 }
 
+// A graph replay's hint for one closure (foo_runtime.h): the closure's own
+// prefetch if it has one, else the closure itself, at the first stage.
+template <class F>
+void prefetch_closure(const F& fn, int stage) {
+  if constexpr (requires { fn.prefetch(stage); }) {
+    fn.prefetch(stage);
+  } else if (stage == 0) {
+    prefetch_bytes(&fn, sizeof(F));
+  }
+}
+
 namespace detail {
 template <class F>
 void run_boxed_kernel(void* data) {
@@ -37,16 +48,10 @@ template <class F>
 void run_boxed(void* data) {
   (*static_cast<F*>(data))();
 }
-// What a graph replay calls ahead of a captured kernel (foo_runtime.h):
-// the closure's own prefetch if it has one, else the closure itself.
+// What a graph replay calls ahead of a captured kernel.
 template <class F>
 void prefetch_boxed(void* data, int stage) {
-  const F& fn = *static_cast<const F*>(data);
-  if constexpr (requires { fn.prefetch(stage); }) {
-    fn.prefetch(stage);
-  } else if (stage == 0) {
-    prefetch_bytes(&fn, sizeof(F));
-  }
+  prefetch_closure(*static_cast<const F*>(data), stage);
 }
 template <class F>
 void release_boxed(void* data) {
