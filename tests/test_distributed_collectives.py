@@ -109,6 +109,15 @@ def _collectives(rank, world, dev):
     for r in range(world):
         check(f"channels-last all_gather[{r}]", outs[r], cl[r])
 
+    # Outputs of different sizes, as NCCL accepts them: rank r gives r + 1
+    # rows, and rank 0 also gives a channels-last-transposed view.
+    uneven = [_filled(r, shape=(r + 1, 3)) for r in range(world)]
+    outs = [torch.full((r + 1, 3), -1.0, device=dev) for r in range(world)]
+    outs[0] = torch.full((3, 1), -1.0, device=dev).t()
+    dist.all_gather(outs, uneven[rank].to(dev))
+    for r in range(world):
+        check(f"uneven all_gather[{r}]", outs[r], uneven[r])
+
     # gather to the last rank, scatter from the first.
     root = world - 1
     got = [torch.empty(4, 3, device=dev) for _ in range(world)] if rank == root else None
@@ -211,6 +220,8 @@ def _collectives(rank, world, dev):
             torch.empty(world * 4, device=dev, dtype=torch.float64), torch.zeros(4, device=dev)),
         "gather_list_dtype": lambda: dist.all_gather(
             [torch.empty(4, device=dev, dtype=torch.float64) for _ in range(world)], torch.zeros(4, device=dev)),
+        "gather_own_size": lambda: dist.all_gather(
+            [torch.empty(4 if r == rank else 5, device=dev) for r in range(world)], torch.zeros(5, device=dev)),
         "gather_size": lambda: dist.all_gather_into_tensor(torch.empty(world * 4 + 1, device=dev),
                                                            torch.zeros(4, device=dev)),
         "scatter_dtype": lambda: dist.reduce_scatter_tensor(torch.empty(4, device=dev),
@@ -235,6 +246,7 @@ def _check_collectives(out):
     assert e["non_contiguous"] == ("ValueError", "Tensors must be contiguous")
     assert e["gather_dtype"] == ("ValueError", "output tensor must have the same type as input tensor")
     assert e["gather_list_dtype"][0] == "ValueError" and "different dtypes" in e["gather_list_dtype"][1]
+    assert e["gather_own_size"][0] == "ValueError" and "this rank's" in e["gather_own_size"][1]
     assert e["gather_size"] == (
         "ValueError", "output tensor size must be equal to world_size times input tensor size")
     assert e["scatter_dtype"] == ("ValueError", "input tensor must be the same type as the output tensor.")

@@ -70,6 +70,30 @@ def _mismatched(rank, world, dev):
     errors["different_operations"] = _error_of(lambda: (
         dist.all_reduce(x) if rank == 0 else dist.all_gather([torch.empty(4, device=dev) for _ in range(world)], x),
         torch.foo.synchronize()))
+    # Ranks that disagree on the sizes of all_gather's outputs.
+    outs = [torch.empty(4 + (r if rank == 1 else 0), device=dev) for r in range(world)]
+    errors["uneven_all_gather"] = _error_of(
+        lambda: (dist.all_gather(outs, torch.ones(outs[rank].numel(), device=dev)), torch.foo.synchronize()))
+    # A send and a receive of different sizes, then of different dtypes,
+    # alone and in a batch: the receiver fails, naming both; the data sent
+    # is taken all the same, so the pair's next message arrives intact.
+    def p2p(sent, received, batched):
+        if batched:
+            op = dist.P2POp(dist.isend, sent, 1) if rank == 0 else dist.P2POp(dist.irecv, received, 0)
+            works = dist.batch_isend_irecv([op])
+        else:
+            works = [dist.isend(sent, 1) if rank == 0 else dist.irecv(received, 0)]
+        for w in works:
+            w.wait()
+        torch.foo.synchronize()
+    sent = torch.arange(6.0, device=dev)
+    for batched in (False, True):
+        for name, received in (("size", torch.empty(5, device=dev)),
+                               ("dtype", torch.empty(6, device=dev, dtype=torch.int32))):
+            errors[f"p2p_{name}_{'batch' if batched else 'alone'}"] = _error_of(lambda: p2p(sent, received, batched))
+            after = torch.zeros(6, device=dev)
+            p2p(sent, after, batched)
+            errors[f"p2p_{name}_{'batch' if batched else 'alone'}_after"] = after.cpu().tolist()
     # The group still works afterwards.
     t = torch.ones(4, device=dev)
     dist.all_reduce(t)
@@ -111,11 +135,22 @@ def _mismatch_then_destroy(rank, world, store):
 
 
 def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
-    for out in run_ranks(_mismatch_then_destroy, 2, tmp_path, timeout=60):
+    outs = run_ranks(_mismatch_then_destroy, 2, tmp_path, timeout=60)
+    for out in outs:
         errors = out["mismatched"]
         # gloo itself would abort the process: fooccl compares the ranks' sizes first.
         for op in ("all_reduce", "all_reduce_large", "all_gather_dtype", "different_operations"):
             assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
+        assert errors["uneven_all_gather"] is not None and "the ranks' tensors do not match" in errors[
+            "uneven_all_gather"], errors
+        for case in ("size_alone", "dtype_alone", "size_batch", "dtype_batch"):
+            error = errors[f"p2p_{case}"]
+            if out is outs[1]:  # the receiver
+                assert error is not None and "rank 0 sent 6 elements of Float" in error, (case, error)
+                assert "5 elements of Float" in error or "6 elements of Int" in error, (case, error)
+                assert errors[f"p2p_{case}_after"] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], case
+            else:
+                assert error is None, (case, error)
         assert errors["after"] == [2.0] * 4          # the group still works
         before, in_place, during, after = out["staging"]
         assert in_place == before     # in-place collectives take no pinned memory

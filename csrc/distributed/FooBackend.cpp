@@ -11,6 +11,7 @@
 #include "distributed/AllreduceInParts.h"
 #include "distributed/FooWork.h"
 #include "distributed/GlooWaits.h"
+#include "distributed/PeerAnnouncement.h"
 #include "distributed/Signature.h"
 #include "distributed/Staging.h"
 #include "runtime/FooCachingAllocator.h"
@@ -42,13 +43,14 @@ void check_one(const std::vector<at::Tensor>& ts, const char* op) {
   check_single(ts[0]);
 }
 
-void check_list(const std::vector<at::Tensor>& ts, const at::Tensor& like, const char* op, const char* what) {
+void check_list(const std::vector<at::Tensor>& ts, const at::Tensor& like, const char* op, const char* what,
+                bool same_numel = true) {
   for (const at::Tensor& t : ts) {
     TORCH_CHECK_VALUE(is_foo(t) && t.layout() == c10::kStrided, "fooccl ", op, ": every ", what,
                       " must be a dense foo tensor, got one on ", t.device());
     TORCH_CHECK_VALUE(t.device() == like.device(), "fooccl ", op, ": every ", what, " must be on ", like.device(),
                       ", got one on ", t.device());
-    TORCH_CHECK_VALUE(t.numel() == like.numel(), "fooccl ", op, ": every ", what, " must have ", like.numel(),
+    TORCH_CHECK_VALUE(!same_numel || t.numel() == like.numel(), "fooccl ", op, ": every ", what, " must have ", like.numel(),
                       " elements, as the ", is_foo(like) ? "tensor it pairs with" : "input", " does; got ",
                       t.numel());
   }
@@ -106,6 +108,15 @@ struct DeclarationScope {
   fooRaceMark mark = fooRaceGetMark();
   ~DeclarationScope() { fooRaceRestoreMark(mark); }
 };
+
+// A receive whose peer announced something else (PeerAnnouncement.h):
+// takes the message into a buffer of the size sent, then fails.
+[[noreturn]] void take_and_fail(c10d::Backend& g, const PeerAnnouncement& announced, const at::Tensor& receiving,
+                                int src, int tag, std::chrono::milliseconds timeout) {
+  std::vector<at::Tensor> sink{announced.buffer_for_sent()};
+  wait_all({g.recv(sink, src, tag)}, timeout);
+  TORCH_CHECK(false, announced.mismatch(receiving));
+}
 
 // The message of a gloo failure, without C++ backtraces.
 std::string describe(const std::exception& e) {
@@ -344,21 +355,32 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at:
                     "fooccl all_gather: expecting one list of ", size_, " output tensors");
   at::Tensor in = inputs[0];
   std::vector<at::Tensor> outs = outputs[0];
-  check_list(outs, in, "all_gather", "output");
-  const int64_t n = in.numel();
-  // gloo gathers into one flat buffer; each output takes its slice with a
-  // copy, which (as with NCCL) may also convert its layout. Elements go in
-  // logical order, whatever the tensors' memory formats.
-  at::Tensor s_in = pinned_flat(n, in.scalar_type());
-  at::Tensor s_out = pinned_flat(n * size_, in.scalar_type());
+  // As with NCCL, the outputs may differ in size (rank j's input fills
+  // output j): only this rank's own must match its input.
+  check_list(outs, in, "all_gather", "output", /*same_numel=*/false);
+  TORCH_CHECK_VALUE(outs[rank_].numel() == in.numel(), "fooccl all_gather: output ", rank_,
+                    " (this rank's) must have as many elements as the input, ", in.numel(), "; got ",
+                    outs[rank_].numel());
+  int64_t widest = 0;
+  for (const at::Tensor& o : outs) widest = std::max(widest, o.numel());
+  // gloo gathers equal parts into one flat buffer, each rank's input
+  // padded to the widest; each output takes its slice with a copy, which
+  // (as with NCCL) may also convert its layout. Elements go in logical
+  // order, whatever the tensors' memory formats.
+  at::Tensor s_in = pinned_flat(widest, in.scalar_type());
+  at::Tensor s_out = pinned_flat(widest * size_, in.scalar_type());
   Collective c{"all_gather", c10d::OpType::ALLGATHER};
   c.device = in.device();
+  // Every rank must agree on every output's size, not only the widest.
+  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
+  for (const at::Tensor& o : outs) c.signature.push_back(o.numel());
   c.staged = {s_in, s_out};
-  c.stage_in = [s_in, in]() mutable { s_in.view(in.sizes()).copy_(in, true); };
+  c.stage_in = [s_in, in]() mutable { s_in.narrow(0, 0, in.numel()).view(in.sizes()).copy_(in, true); };
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g._allgather_base(cpu[1], cpu[0], opts); };
-  c.stage_out = [s_out, outs, n]() mutable {
+  c.stage_out = [s_out, outs, widest]() mutable {
     for (size_t j = 0; j < outs.size(); ++j) {
-      outs[j].copy_(s_out.narrow(0, static_cast<int64_t>(j) * n, n).view(outs[j].sizes()), true);
+      at::Tensor part = s_out.narrow(0, static_cast<int64_t>(j) * widest, outs[j].numel());
+      outs[j].copy_(part.view(outs[j].sizes()), true);
     }
   };
   c.device_tensors = outs;
@@ -695,7 +717,12 @@ c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors
   c.device = t.device();
   c.staged = {s};
   c.stage_in = [s, t]() mutable { s.copy_(t, true); };
-  c.call = [dst, tag](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.send(cpu, dst, tag); };
+  assert_not_capturing("A fooccl collective");  // before the peer hears of a send that is never queued
+  auto announced = std::make_shared<PeerAnnouncement>(PeerAnnouncement::of_send(*signatures_, t, dst, tag));
+  c.call = [dst, tag, announced, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    wait_all({announced->work(), g.send(cpu, dst, tag)}, timeout);
+    return c10::intrusive_ptr<c10d::Work>();
+  };
   c.device_tensors = {t};
   return launch(std::move(c));
 }
@@ -709,7 +736,13 @@ c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors
   Collective c{"recv", c10d::OpType::RECV, kRecv};
   c.device = t.device();
   c.staged = {s};
-  c.call = [src, tag](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.recv(cpu, src, tag); };
+  assert_not_capturing("A fooccl collective");
+  auto announced = std::make_shared<PeerAnnouncement>(PeerAnnouncement::of_recv(*signatures_, src, tag));
+  c.call = [src, tag, announced, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    announced->wait(timeout);
+    if (!announced->matches(cpu[0])) take_and_fail(g, *announced, cpu[0], src, tag, timeout);
+    return g.recv(cpu, src, tag);
+  };
   c.stage_out = [s, t]() mutable { t.copy_(s, true); };
   c.device_tensors = {t};
   c.outputs = {t};
@@ -764,13 +797,38 @@ c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
   c.stage_in = [sends, sent]() mutable {
     for (size_t i = 0; i < sends.size(); ++i) sent[i].copy_(sends[i], true);
   };
-  c.call = [plan, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
-    std::vector<c10::intrusive_ptr<c10d::Work>> started;
+  assert_not_capturing("A fooccl collective");  // before the peers hear of operations never queued
+  auto announced = std::make_shared<std::vector<PeerAnnouncement>>();
+  for (const PointToPoint& op : ops) {
+    announced->push_back(op.is_send ? PeerAnnouncement::of_send(*signatures_, op.tensor, op.peer, op.tag)
+                                    : PeerAnnouncement::of_recv(*signatures_, op.peer, op.tag));
+  }
+  c.call = [plan, announced, timeout = timeout_](c10d::Backend& g,
+                                                 std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
+    // Every receive's announcement first: the peers' hosts sent them, so
+    // waiting cannot deadlock, and nothing is in flight yet if one never
+    // comes.
     for (size_t i = 0; i < plan.size(); ++i) {
+      if (!plan[i][0]) (*announced)[i].wait(timeout);
+    }
+    std::vector<c10::intrusive_ptr<c10d::Work>> started;
+    std::string mismatch;
+    for (size_t i = 0; i < plan.size(); ++i) {
+      const PeerAnnouncement& a = (*announced)[i];
       std::vector<at::Tensor> one{cpu[i]};
-      started.push_back(plan[i][0] ? g.send(one, plan[i][1], plan[i][2]) : g.recv(one, plan[i][1], plan[i][2]));
+      if (plan[i][0]) {
+        started.push_back(a.work());
+        started.push_back(g.send(one, plan[i][1], plan[i][2]));
+        continue;
+      }
+      if (!a.matches(cpu[i])) {
+        if (mismatch.empty()) mismatch = a.mismatch(cpu[i]);
+        one = {a.buffer_for_sent()};  // taken all the same, so that later messages stay matched
+      }
+      started.push_back(g.recv(one, plan[i][1], plan[i][2]));
     }
     wait_all(started, timeout);
+    TORCH_CHECK(mismatch.empty(), mismatch);
     return {};
   };
   c.stage_out = [recvs, received]() mutable {
