@@ -107,7 +107,7 @@ def test_operator_queues_on_its_tensors_device_not_the_current_one(foo):
         foo.set_device(0)
 
 
-@pytest.mark.parametrize("layout", ["plain bytes", "converted", "strided"])
+@pytest.mark.parametrize("layout", ["plain bytes", "channels-last", "converted", "strided"])
 def test_copy_across_devices_waits_on_both_sides(foo, layout):
     # The destination's stream is held up, so the copy runs late. It must
     # still read the source as it was when copy_ was called: the source's
@@ -116,6 +116,10 @@ def test_copy_across_devices_waits_on_both_sides(foo, layout):
     src = torch.ones(2 * n, device="foo:0")
     dst = torch.zeros(2 * n, device="foo:1", dtype=torch.float64 if layout == "converted" else torch.float32)
     src_part, dst_part = (src[::2], dst[::2]) if layout == "strided" else (src, dst)
+    if layout == "channels-last":
+        def channels_last(t):
+            return t.as_strided((8, 16, 64, 32), (32768, 1, 512, 16))
+        src_part, dst_part = channels_last(src), channels_last(dst)
     foo.synchronize(0)
     foo.synchronize(1)
     with foo.device(1):

@@ -97,6 +97,26 @@ def test_copy_across_devices_is_a_peer_copy(foo):
     assert "Memcpy PtoP" in [k.name for k in _kernels(prof)]
 
 
+def test_copies_of_one_dense_layout_move_bytes(foo):
+    # Channels-last on both sides: one block of memory each, in the same
+    # order, so every direction is a plain move of bytes (as CUDA's memcpy
+    # is then), not an elementwise copy kernel; the values come out right.
+    host = torch.randn(4, 8, 16, 16).contiguous(memory_format=torch.channels_last)
+    with profile(activities=ACTIVITIES) as prof:
+        d = host.to("foo")
+        same = torch.empty_like(d).copy_(d)
+        other = d.to("foo:1")
+        back = torch.empty_like(host).copy_(other)
+        foo.synchronize(0)
+        foo.synchronize(1)
+    for t in (d, same, other, back):
+        assert t.is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous()
+        assert torch.equal(t.cpu(), host)
+    names = [k.name for k in _kernels(prof)]
+    assert {"Memcpy HtoD", "Memcpy DtoD", "Memcpy PtoP", "Memcpy DtoH"} <= set(names), names
+    assert not [n for n in names if "copy_" in n], names
+
+
 def test_chrome_trace_has_stream_rows_and_flows(foo, tmp_path):
     a = torch.randn(64, 64, device="foo")
     side = foo.Stream()

@@ -94,6 +94,11 @@ def test_copies_into_and_out_of_negated_and_conjugated_views(foo, view):
     source = view(values.foo())
     host = view(torch.zeros(3, dtype=values.dtype))
     host.copy_(source)
+    # Into a view on the host from plain foo memory: the host resolves it.
+    plain_source = values.foo()
+    host_view = view(torch.zeros(3, dtype=values.dtype))
+    host_view.copy_(plain_source)
+    assert torch.equal(plain(host_view), values)
     assert torch.equal(torch.empty_like(values).copy_(source), view(values).resolve_neg().resolve_conj())
     assert torch.equal(plain(host), view(values).resolve_neg().resolve_conj())
 

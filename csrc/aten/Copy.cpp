@@ -6,6 +6,7 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/_local_scalar_dense.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -19,11 +20,32 @@
 namespace foo::aten {
 namespace {
 
-// Same dtype, both contiguous, no pending conjugation or negation: the
-// copy is a plain move of bytes.
+// Whether `t`'s elements fill one span of memory without gaps or overlap
+// (contiguous in some order of its dimensions, as channels-last is).
+bool dense(const at::Tensor& t) { return t.is_contiguous() || t.is_non_overlapping_and_dense(); }
+
+// Same sizes and the same order of elements in memory (strides of size-1
+// dimensions do not matter), both dense.
+bool same_dense_layout(const at::Tensor& a, const at::Tensor& b) {
+  if (a.is_contiguous() && b.is_contiguous()) return true;
+  if (a.sizes() != b.sizes() || !dense(a) || !dense(b)) return false;
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (a.size(d) != 1 && a.stride(d) != b.stride(d)) return false;
+  }
+  return true;
+}
+
+// Same dtype, the same dense layout (contiguous, channels-last, or any
+// other order), no pending conjugation or negation of one side only: the
+// copy is a plain move of bytes, as CUDA's is then.
 bool plain_bytes(const at::Tensor& a, const at::Tensor& b) {
-  return a.dtype() == b.dtype() && a.is_contiguous() && b.is_contiguous() && a.is_conj() == b.is_conj() &&
-         a.is_neg() == b.is_neg();
+  return a.dtype() == b.dtype() && a.is_conj() == b.is_conj() && a.is_neg() == b.is_neg() && same_dense_layout(a, b);
+}
+
+// A tensor of `layout`'s sizes and strides with `options`: something a
+// dense tensor of that layout copies into byte for byte.
+at::Tensor empty_with_layout_of(const at::Tensor& layout, const c10::TensorOptions& options) {
+  return at::empty_strided(layout.sizes(), layout.strides(), options);
 }
 
 size_t nbytes(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
@@ -80,27 +102,33 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
 void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   // A destination whose memory is not its values as they are (strided, or
   // a negated or conjugated view) takes them through a copy on the device.
-  if (!dst.is_contiguous() || dst.is_neg() || dst.is_conj()) {
+  if (!dense(dst) || dst.is_neg() || dst.is_conj()) {
     at::Tensor staging = empty_foo_like(dst, dst.scalar_type(), dst.device());
     copy_host_to_device(src, staging, non_blocking);
     copy_same_device(staging, dst);
     return;
   }
-  at::Tensor host = plain_bytes(src, dst) ? src : src.to(dst.scalar_type()).resolve_conj().resolve_neg().contiguous();
+  // Otherwise the host converts into dst's dtype and layout (CPU's copy_
+  // also resolves the source's conjugation and negation bits), and the
+  // bytes move as they are.
+  at::Tensor host = src;
+  if (!plain_bytes(src, dst)) host = empty_with_layout_of(dst, src.options().dtype(dst.scalar_type())).copy_(src);
   FooStream stream = getCurrentFooStream(dst.device().index());
   FOO_CHECK(fooMemcpyAsync(dst.data_ptr(), host.data_ptr(), nbytes(dst), fooMemcpyHostToDevice, stream.stream()));
   finish_host_copy(host, stream, non_blocking);
 }
 
 void copy_device_to_host(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
-  if (!plain_bytes(src, dst) && dst.is_contiguous()) {
-    // Convert on the device, then move plain bytes.
-    at::Tensor converted = empty_foo_like(src, dst.scalar_type(), src.device());
+  if (!plain_bytes(src, dst) && dense(dst) && !dst.is_conj() && !dst.is_neg()) {
+    // Convert on the device into dst's dtype and layout, then move plain bytes.
+    at::Tensor converted = empty_with_layout_of(dst, src.options().dtype(dst.scalar_type()));
     copy_same_device(src, converted);
     copy_device_to_host(converted, dst, non_blocking);
     return;
   }
   if (!plain_bytes(src, dst)) {
+    // A destination with gaps or overlaps, or a conjugated or negated view:
+    // plain values to the host, then CPU's copy_ into it.
     at::Tensor host = at::empty(dst.sizes(), dst.options().memory_format(c10::MemoryFormat::Contiguous));
     copy_device_to_host(src, host, false);
     dst.copy_(host);
