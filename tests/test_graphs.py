@@ -415,3 +415,50 @@ def test_replays_queued_behind_a_busy_stream_each_read_their_own_generator_state
         foo.manual_seed(seed)
         expected.append(torch.rand(1000, device="foo").cpu())
     assert torch.equal(results[0].cpu(), expected[0]) and torch.equal(results[1].cpu(), expected[1])
+
+
+def test_check_input_liveness_names_an_input_freed_before_replay(foo):
+    x = torch.ones(1000, device="foo")
+    w = torch.full((1000,), 3.0, device="foo")
+    staged = torch.full((1000,), 5.0).pin_memory()
+    landing = torch.empty(1000, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g, check_input_liveness=True):
+        made_inside = torch.ones(1000, device="foo")
+        y = x * w + made_inside
+        landing.copy_(staged, non_blocking=True)
+        del made_inside  # the graph's own memory: its pool keeps it
+    g.replay()
+    foo.synchronize()
+    assert torch.equal(y.cpu(), torch.full((1000,), 4.0))
+    assert torch.equal(landing.cpu(), torch.full((1000,), 5.0))
+    # Every external input alive (y, made during the capture, is not one).
+    del y
+    g.replay()
+    # A weight freed since the capture: the replay would read freed memory.
+    del w
+    with pytest.raises(RuntimeError, match=r"1 tensor\(s\) that the capture read") as raised:
+        g.replay()
+    message = str(raised.value)
+    assert "y = x * w + made_inside" in message and "del w" in message
+    # Its pinned source freed as well: both named.
+    del staged
+    with pytest.raises(RuntimeError, match=r"2 tensor\(s\)"):
+        g.replay()
+    foo.synchronize()
+
+
+def test_check_input_liveness_is_off_by_default_and_ends_with_reset(foo):
+    w = torch.full((1000,), 3.0, device="foo")
+    g = foo.FooGraph()
+    g.capture_begin(check_input_liveness=True)
+    y = w * 2
+    g.capture_end()
+    g.reset()  # the graph and its check are gone
+    g.capture_begin()
+    y = w * 2
+    g.capture_end()
+    del w
+    g.replay()  # not checked: reads memory whose tensor is gone, as on CUDA
+    foo.synchronize()
+    assert y.shape == (1000,)

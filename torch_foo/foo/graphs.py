@@ -12,6 +12,7 @@ import torch
 from torch.utils import _pytree
 
 from torch_foo import _C
+from torch_foo.foo._graph_liveness import InputLivenessTracker
 from torch_foo.foo._lazy import _lazy_init
 
 PoolHandle = tuple[int, int]
@@ -20,10 +21,13 @@ PoolHandle = tuple[int, int]
 class FooGraph(torch.accelerator.Graph):
     """A foo graph: capture work queued on a stream once, replay it at will.
 
-    ``capture_begin(pool=None, capture_error_mode="global")`` takes the
-    arguments of ``torch.cuda.CUDAGraph.capture_begin``. ``pool`` shares the
-    memory pool of another graph (``other.pool()``) or of
-    ``graph_pool_handle()``.
+    ``capture_begin(pool=None, capture_error_mode="global",
+    check_input_liveness=False)`` takes the arguments of
+    ``torch.cuda.CUDAGraph.capture_begin``. ``pool`` shares the memory pool
+    of another graph (``other.pool()``) or of ``graph_pool_handle()``.
+    ``check_input_liveness=True`` notes the tensors the capture reads from
+    outside the graph, and each replay raises if one of them has been freed
+    since (it would read memory that belongs to something else).
     """
 
     def __new__(cls, keep_graph: bool = False) -> "FooGraph":
@@ -32,9 +36,41 @@ class FooGraph(torch.accelerator.Graph):
 
     def __init__(self, keep_graph: bool = False) -> None:
         super().__init__(keep_graph)
+        self._liveness: Optional[InputLivenessTracker] = None
 
-    def capture_begin(self, pool: Optional[PoolHandle] = None, capture_error_mode: str = "global") -> None:
+    def __del__(self) -> None:
+        try:
+            self._stop_watching()
+        except Exception:  # noqa: BLE001 - never raise from a finalizer
+            pass
+
+    def _stop_watching(self) -> None:
+        if self._liveness is not None:
+            self._liveness.stop()
+
+    def capture_begin(self, pool: Optional[PoolHandle] = None, capture_error_mode: str = "global",
+                      check_input_liveness: bool = False) -> None:
+        self._stop_watching()
+        self._liveness = None
         torch._C._acceleratorGraph.capture_begin(self, pool=pool, capture_error_mode=capture_error_mode)
+        if check_input_liveness:
+            self._liveness = InputLivenessTracker()
+            self._liveness.start()
+
+    def capture_end(self) -> None:
+        # The watch ends with the capture, even one that fails to end.
+        self._stop_watching()
+        super().capture_end()
+
+    def replay(self) -> None:
+        if self._liveness is not None:
+            self._liveness.check(self.pool())
+        super().replay()
+
+    def reset(self) -> None:
+        self._stop_watching()
+        self._liveness = None
+        super().reset()
 
 
 def graph_pool_handle() -> PoolHandle:
@@ -67,6 +103,7 @@ class graph:
         pool: Optional[PoolHandle] = None,
         stream: Optional[torch.Stream] = None,
         capture_error_mode: str = "global",
+        check_input_liveness: bool = False,
     ) -> None:
         _lazy_init()
         device = torch.foo.current_device()
@@ -79,6 +116,7 @@ class graph:
         self.pool = pool
         self.capture_stream = stream
         self.capture_error_mode = capture_error_mode
+        self.check_input_liveness = check_input_liveness
         self._stream_ctx = torch.foo.stream(stream)
 
     def __enter__(self) -> None:
@@ -88,7 +126,9 @@ class graph:
         torch.foo.empty_cache()
         self._stream_ctx.__enter__()
         try:
-            self.foo_graph.capture_begin(pool=self.pool, capture_error_mode=self.capture_error_mode)
+            # (Named only when asked for: a torch.accelerator.Graph takes no such argument.)
+            liveness = {"check_input_liveness": True} if self.check_input_liveness else {}
+            self.foo_graph.capture_begin(pool=self.pool, capture_error_mode=self.capture_error_mode, **liveness)
         except BaseException:
             self._stream_ctx.__exit__(None, None, None)
             raise
