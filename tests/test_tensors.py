@@ -141,6 +141,25 @@ def test_non_blocking_copy_from_pinned_memory_and_block_reuse(foo):
     assert dst.cpu().eq(2.0).all()
 
 
+@pytest.mark.parametrize("layout", ["transposed", "channels-last"])
+def test_pinned_round_trip_into_another_layout_reads_in_stream_order(foo, layout):
+    # A pinned buffer filled by a queued copy, then copied into a foo tensor
+    # of another layout: as on CUDA (the source is contiguous and of the
+    # destination's dtype, so the host does not touch it), its bytes are
+    # read when the stream gets there, after the fill.
+    a = torch.zeros(2, 3, 4, 5, device="foo")
+    pinned = torch.empty(2, 3, 4, 5).pin_memory()
+    foo._sleep(200)
+    a.fill_(7.0)
+    pinned.copy_(a, non_blocking=True)
+    if layout == "transposed":
+        dst = torch.empty(5, 4, 3, 2, device="foo").permute(3, 2, 1, 0)
+    else:
+        dst = torch.empty(2, 3, 4, 5, device="foo", memory_format=torch.channels_last)
+    dst.copy_(pinned, non_blocking=True)
+    assert torch.equal(dst.cpu(), torch.full((2, 3, 4, 5), 7.0))
+
+
 def test_copy_to_pageable_memory_returns_complete_data(foo):
     x = torch.ones(1000, device="foo")
     foo._sleep(200)

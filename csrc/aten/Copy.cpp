@@ -100,20 +100,25 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
 }
 
 void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
-  // A destination whose memory is not its values as they are (strided, or
-  // a negated or conjugated view) takes them through a copy on the device.
-  if (!dense(dst) || dst.is_neg() || dst.is_conj()) {
+  FooStream stream = getCurrentFooStream(dst.device().index());
+  if (plain_bytes(src, dst)) {
+    FOO_CHECK(fooMemcpyAsync(dst.data_ptr(), src.data_ptr(), nbytes(dst), fooMemcpyHostToDevice, stream.stream()));
+    finish_host_copy(src, stream, non_blocking);
+    return;
+  }
+  // A destination whose memory is not its values in plain order (another
+  // layout, or a negated or conjugated view) takes them through a copy on
+  // the device, as on CUDA: the source's bytes still move when the stream
+  // gets there.
+  if (!dst.is_contiguous() || dst.is_neg() || dst.is_conj()) {
     at::Tensor staging = empty_foo_like(dst, dst.scalar_type(), dst.device());
     copy_host_to_device(src, staging, non_blocking);
     copy_same_device(staging, dst);
     return;
   }
-  // Otherwise the host converts into dst's dtype and layout (CPU's copy_
-  // also resolves the source's conjugation and negation bits), and the
-  // bytes move as they are.
-  at::Tensor host = src;
-  if (!plain_bytes(src, dst)) host = empty_with_layout_of(dst, src.options().dtype(dst.scalar_type())).copy_(src);
-  FooStream stream = getCurrentFooStream(dst.device().index());
+  // As CUDA does, the host converts the source's dtype, layout and bits at
+  // the call, then the bytes move.
+  at::Tensor host = src.to(dst.scalar_type()).resolve_conj().resolve_neg().contiguous();
   FOO_CHECK(fooMemcpyAsync(dst.data_ptr(), host.data_ptr(), nbytes(dst), fooMemcpyHostToDevice, stream.stream()));
   finish_host_copy(host, stream, non_blocking);
 }
