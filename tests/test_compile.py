@@ -286,6 +286,25 @@ def test_compiled_call_is_asynchronous_and_in_stream_order():
     _close(out, _chain(torch.ones(1000)))
 
 
+def test_cpu_scalar_tensor_first_keeps_the_kernel_on_foo():
+    # A CPU 0-dim tensor is a scalar beside foo tensors, wherever it stands:
+    # the kernel runs on foo, in stream order, and returns a foo tensor.
+    def f(s, x):
+        return s + x, torch.maximum(s, x), s - x.exp()
+
+    compiled = torch.compile(f)
+    s = torch.tensor(1.0)
+    x = torch.zeros(4, device="foo")
+    compiled(s, x)
+    torch.foo._sleep(200)
+    x.fill_(5.0)  # queued behind the sleep: the kernel must see it
+    got = compiled(s, x)
+    want = f(s, torch.full((4,), 5.0))
+    for g, w in zip(got, want):
+        assert g.device.type == "foo"
+        _close(g, w)
+
+
 def test_compiled_on_side_stream_with_wait_stream():
     compiled = torch.compile(_chain)
     x = torch.randn(4096, device="foo")

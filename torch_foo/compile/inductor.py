@@ -279,6 +279,31 @@ def _device_guard_for_foo() -> None:
     scheduler.device_need_guard = device_need_guard
 
 
+def _pointwise_prefers_foo_over_cpu() -> None:
+    """Makes an element-wise kernel with foo and CPU inputs run on foo.
+
+    A CPU 0-dim tensor may join a foo tensor in an element-wise operator, as
+    a scalar (``s + x``). Inductor's lowering places such a kernel on the
+    first input's device unless another input is on a GPU (``is_gpu``), so
+    with ``s`` first it made a CPU kernel that read foo memory without
+    waiting for its stream and returned a CPU tensor. Eager (and CUDA)
+    give a foo tensor. ``is_gpu`` is imported by name and called only there
+    in ``torch._inductor.lowering``, so that module's copy also answers True
+    for foo.
+    """
+    import torch._inductor.lowering as lowering
+
+    original = lowering.is_gpu
+    if getattr(original, "_foo_aware", False):
+        return
+
+    def is_gpu(device: str | None) -> bool:
+        return device == "foo" or original(device)
+
+    is_gpu._foo_aware = True  # type: ignore[attr-defined]
+    lowering.is_gpu = is_gpu
+
+
 class _FooCodegenVersion(CustomGraphModulePass):
     """A pass that changes nothing; its ``uuid`` puts foo's code generation into inductor's cache keys.
 
@@ -312,6 +337,7 @@ def register() -> None:
         _schedule_foo_nodes_as_cpu()
         _cpp_backend_for_foo()
         _device_guard_for_foo()
+        _pointwise_prefers_foo_over_cpu()
         _registered = True
 
 
