@@ -462,3 +462,100 @@ def test_check_input_liveness_is_off_by_default_and_ends_with_reset(foo):
     g.replay()  # not checked: reads memory whose tensor is gone, as on CUDA
     foo.synchronize()
     assert y.shape == (1000,)
+
+
+def test_recapture_into_a_pool_handle_after_reset(foo):
+    # Recapturing for a new input shape, into the same pool: the pool of the
+    # reset graph is gone, its id usable again, with the context manager
+    # (which empties the caches first, as torch.cuda.graph) and without.
+    x = torch.ones(10, device="foo")
+    handle = foo.graph_pool_handle()
+    g = foo.FooGraph()
+    with foo.graph(g, pool=handle):
+        y = x * 2
+    g.reset()
+    with foo.graph(g, pool=handle):
+        y = x * 3
+    g.replay()
+    assert torch.equal(y.cpu(), torch.full((10,), 3.0))
+    g.reset()
+    s = foo.Stream()
+    with foo.stream(s):
+        g.capture_begin(pool=handle)
+        y = x * 4
+        g.capture_end()
+    g.replay()
+    foo.synchronize()
+    assert torch.equal(y.cpu(), torch.full((10,), 4.0))
+
+
+def test_refused_capture_begin_leaves_no_capture(foo):
+    # Two captures into one pool at once: the second is refused before its
+    # stream starts capturing, and the device keeps working.
+    x = torch.ones(10, device="foo")
+    handle = foo.graph_pool_handle()
+    s1, s2 = foo.Stream(), foo.Stream()
+    with foo.stream(s2):
+        # g2's capture_begin allocates a small block on s2 (its generator
+        # slot): cached now, so that it needs no fooMalloc, which this
+        # thread may not call while it captures.
+        torch.empty(2, dtype=torch.long, device="foo")
+    g1, g2 = foo.FooGraph(), foo.FooGraph()
+    with foo.stream(s1):
+        g1.capture_begin(pool=handle, capture_error_mode="thread_local")
+        y = x * 2
+    try:
+        with foo.stream(s2):
+            with pytest.raises(RuntimeError, match="already used by a capture under way"):
+                g2.capture_begin(pool=handle, capture_error_mode="thread_local")
+            assert not foo.is_current_stream_capturing()
+    finally:
+        with foo.stream(s1):
+            g1.capture_end()
+    g1.replay()
+    foo.synchronize()
+    assert torch.equal(y.cpu(), torch.full((10,), 2.0))
+    assert (x + 1).sum().item() == 20.0
+
+
+def test_generator_is_fixed_during_a_capture(foo):
+    foo.manual_seed(7)
+    state = foo.get_rng_state()
+    g = foo.FooGraph()
+    with foo.graph(g):
+        foo.manual_seed(7)  # the seed it has: allowed, as on CUDA
+        with pytest.raises(RuntimeError, match="only with the seed it has"):
+            foo.manual_seed(8)
+        with pytest.raises(RuntimeError, match="cannot be set during a graph capture"):
+            foo.set_rng_state(state)
+        out = torch.rand(1000, device="foo")
+    g.replay()
+    first = out.cpu()
+    g.replay()
+    assert not torch.equal(out.cpu(), first)  # still fresh numbers each replay
+    foo.manual_seed(8)  # outside the capture: fine
+    assert foo.initial_seed() == 8
+
+
+def test_snapshot_during_a_capture_keeps_the_capture(foo):
+    # A free waiting on another stream is pending in the allocator; a
+    # snapshot taken mid-capture must not query its event (that would
+    # invalidate the capture).
+    s = foo.Stream()
+    x = torch.ones(1000, device="foo")
+    with foo.stream(s):
+        foo._sleep(200)
+        y = x * 2
+    x.record_stream(s)
+    del x
+    g = foo.FooGraph()
+    with foo.stream(foo.Stream()):
+        g.capture_begin()
+        z = y + 1
+        foo.memory._snapshot()
+        foo.memory_stats()
+        g.capture_end()
+    foo.current_stream().wait_stream(s)  # y is made on s
+    g.replay()
+    foo.synchronize()
+    assert torch.equal(z.cpu(), torch.full((1000,), 3.0))

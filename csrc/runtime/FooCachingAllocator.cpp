@@ -289,7 +289,9 @@ class DeviceCache {
   // The segments with their blocks, and the trace, as a snapshot reports them.
   void snapshot(std::vector<SegmentInfo>& segments, std::vector<TraceEntry>& trace) {
     std::lock_guard<std::mutex> lock(mutex_);
-    process_events();
+    // Querying events during a capture would invalidate it (as malloc, the
+    // snapshot then shows pending frees as they are).
+    if (captures_.empty()) process_events();
     for (auto& [address, segment] : segments_) {
       SegmentInfo info;
       info.device = device_;

@@ -34,7 +34,19 @@ FooGeneratorImpl::FooGeneratorImpl(c10::DeviceIndex device, uint64_t seed)
                          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)),
       seed_(seed) {}
 
+bool FooGeneratorImpl::its_stream_is_capturing() const {
+  return captures_underway() != 0 && is_capturing(getCurrentFooStream(device().index()));
+}
+
 void FooGeneratorImpl::set_current_seed(uint64_t seed) {
+  // A graph's random operators draw from the seed the replay finds; a new
+  // seed now would reseed eager work only. CUDA allows the same seed.
+  if (its_stream_is_capturing()) {
+    TORCH_CHECK(seed == seed_, "The foo generator of device ", static_cast<int>(device().index()),
+                " may be seeded during a graph capture only with the seed it has (", seed_, "), not ", seed,
+                "; seed it before the capture or between replays");
+    return;
+  }
   seed_ = seed;
   offset_ = 0;
 }
@@ -48,7 +60,11 @@ uint64_t FooGeneratorImpl::seed() {
   return s;
 }
 
-void FooGeneratorImpl::set_offset(uint64_t offset) { offset_ = offset; }
+void FooGeneratorImpl::set_offset(uint64_t offset) {
+  TORCH_CHECK(!its_stream_is_capturing(), "The offset of the foo generator of device ",
+              static_cast<int>(device().index()), " cannot be set during a graph capture");
+  offset_ = offset;
+}
 
 uint64_t FooGeneratorImpl::get_offset() const { return offset_; }
 
@@ -57,6 +73,9 @@ void FooGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
               "RNG state must be a torch.ByteTensor on the CPU");
   TORCH_CHECK(static_cast<size_t>(new_state.numel()) == kStateBytes, "RNG state is wrong size: expected ",
               kStateBytes, " bytes, got ", new_state.numel());
+  TORCH_CHECK(!its_stream_is_capturing(), "The state of the foo generator of device ",
+              static_cast<int>(device().index()), " cannot be set during a graph capture; set it before the "
+              "capture or between replays");
   uint64_t values[2];
   std::memcpy(values, new_state.data(), kStateBytes);
   seed_ = values[0];

@@ -80,6 +80,9 @@ class FooGeneratorImpl final : public c10::GeneratorImpl {
 
  private:
   FooGeneratorImpl* clone_impl() const override;
+  // Whether the current stream of the generator's device is capturing: its
+  // seed, offset and state are then fixed, as CUDA's are.
+  bool its_stream_is_capturing() const;
 
   uint64_t seed_;
   uint64_t offset_ = 0;

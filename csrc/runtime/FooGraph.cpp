@@ -1,5 +1,7 @@
 #include "runtime/FooGraph.h"
 
+#include <atomic>
+#include <memory>
 #include <mutex>
 
 #include <ATen/ops/empty.h>
@@ -63,20 +65,37 @@ void FooGraphImpl::capture_begin(c10::MempoolId_t pool, at::GraphCaptureMode cap
   auto rng = std::make_shared<GraphRngSlot>();
   rng->seed_and_offset = at::empty({2}, at::TensorOptions().dtype(at::kLong).device(c10::kPrivateUse1, device_));
 
+  // The pools are registered before the capture begins, as CUDA does, so
+  // that a refusal (a pool another capture is filling) leaves no capture
+  // behind; their filters take the capture's id once it exists.
+  pool_ = pool == c10::MempoolId_t{0, 0} ? graph_private_pool_id() : pool;
+  auto id = std::make_shared<std::atomic<unsigned long long>>(0);
+  auto ours = [id](fooStream_t s) {
+    unsigned long long current = id->load(std::memory_order_acquire);
+    return current != 0 && in_capture(s, current);
+  };
+  begin_allocate_to_pool(device_, pool_, ours);
+  try {
+    begin_allocate_host_to_pool(pool_, [ours](c10::Stream s) { return ours(FooStream(s).stream()); });
+  } catch (...) {
+    end_allocate_to_pool(device_, pool_);
+    release_pool(device_, pool_);
+    throw;
+  }
+  holds_pool_ = true;
   note_capture_begun();
   fooError_t e = fooStreamBeginCapture(stream.stream(), to_foo_mode(capture_mode));
   if (e != fooSuccess) {
     note_capture_ended();
+    end_allocate_to_pool(device_, pool_);
+    end_allocate_host_to_pool(pool_);
+    release_memory_pool();
     FOO_CHECK(e);
   }
   capturing_ = true;
   capture_stream_ = stream;
   capture_id_ = capture_id(stream);
-  pool_ = pool == c10::MempoolId_t{0, 0} ? graph_private_pool_id() : pool;
-  unsigned long long id = capture_id_;
-  begin_allocate_to_pool(device_, pool_, [id](fooStream_t s) { return in_capture(s, id); });
-  begin_allocate_host_to_pool(pool_, [id](c10::Stream s) { return in_capture(FooStream(s).stream(), id); });
-  holds_pool_ = true;
+  id->store(capture_id_, std::memory_order_release);
   generator_ = default_generator(device_);
   try {
     std::lock_guard<std::mutex> lock(generator_.mutex());

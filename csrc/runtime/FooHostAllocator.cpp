@@ -1,5 +1,8 @@
 #include "runtime/FooHostAllocator.h"
 
+#include <map>
+#include <mutex>
+
 #include "runtime/FooEvent.h"
 #include "runtime/FooException.h"
 #include "runtime/FooGraphsUtils.h"
@@ -40,6 +43,43 @@ struct FooHostAllocatorImpl final : public at::CachingHostAllocatorImpl<FooStrea
   bool stream_is_capturing(FooStream stream) const override {
     return is_capturing(stream);
   }
+
+ public:
+  void empty_cache() override {
+    at::CachingHostAllocatorImpl<FooStream, FooEvent>::empty_cache();
+    std::lock_guard<std::mutex> lock(pool_uses_mutex_);
+    std::erase_if(pool_uses_, [](const auto& entry) { return entry.second == 0; });
+  }
+
+  // Graph capture into private pool `id`. A pool whose last graph is gone
+  // stays in ATen's allocator until its cache is emptied, and taking its id
+  // again before that fails an internal assertion there (a graph reset,
+  // then recaptured with pool=handle): so the cache is emptied first then,
+  // which is how ATen's allocator frees a pool (torch.foo.graph empties it
+  // before every capture anyway, as torch.cuda.graph does).
+  void begin_pool(c10::MempoolId_t id, std::function<bool(c10::Stream)> filter) {
+    bool dead = false;
+    {
+      std::lock_guard<std::mutex> lock(pool_uses_mutex_);
+      auto it = pool_uses_.find(id);
+      dead = it != pool_uses_.end() && it->second == 0;
+    }
+    if (dead) empty_cache();
+    begin_allocate_to_pool(id, std::move(filter));
+    std::lock_guard<std::mutex> lock(pool_uses_mutex_);
+    ++pool_uses_[id];
+  }
+
+  void release_pool_use(c10::MempoolId_t id) {
+    release_pool(id);
+    std::lock_guard<std::mutex> lock(pool_uses_mutex_);
+    --pool_uses_[id];
+  }
+
+ private:
+  // How many graphs use each private pool, as ATen's allocator counts them.
+  std::mutex pool_uses_mutex_;
+  std::map<c10::MempoolId_t, int> pool_uses_;
 };
 
 void raw_host_delete(void* ptr);
@@ -59,12 +99,12 @@ REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, &g_host_allocator)
 at::HostAllocator* getFooHostAllocator() { return &g_host_allocator; }
 
 void begin_allocate_host_to_pool(c10::MempoolId_t id, std::function<bool(c10::Stream)> filter) {
-  g_host_allocator.impl().begin_allocate_to_pool(id, std::move(filter));
+  g_host_allocator.impl().begin_pool(id, std::move(filter));
 }
 
 void end_allocate_host_to_pool(c10::MempoolId_t id) { g_host_allocator.impl().end_allocate_to_pool(id); }
 
-void release_host_pool(c10::MempoolId_t id) { g_host_allocator.impl().release_pool(id); }
+void release_host_pool(c10::MempoolId_t id) { g_host_allocator.impl().release_pool_use(id); }
 
 bool is_pinned_ptr(const void* ptr) {
   fooPointerAttributes attr;

@@ -92,7 +92,8 @@ class graph:
     As ``torch.cuda.graph``: the capture runs on ``stream``, or on a side
     stream of its own (capturing on the current stream would order the
     graph's work after whatever that stream still has queued); before it,
-    the device is synchronized and unused cached memory is released.
+    the device is synchronized and unused cached device and pinned memory
+    is released.
     """
 
     _default_capture_streams: dict[int, torch.Stream] = {}
@@ -124,6 +125,9 @@ class graph:
         if torch.compiler.config.force_cudagraph_gc:
             gc.collect()
         torch.foo.empty_cache()
+        # As torch.cuda.graph: the pinned cache too, which also frees the
+        # private host pools of graphs that are gone.
+        torch.accelerator.empty_host_cache()
         self._stream_ctx.__enter__()
         try:
             # (Named only when asked for: a torch.accelerator.Graph takes no such argument.)
