@@ -232,3 +232,45 @@ def test_kept_aside_blocks_and_their_neighbours_stay_consistent():
         print(json.dumps([stats["allocated_bytes.all.current"], stats["active.all.current"], foo.memory_reserved()]))
     """)
     assert out == [0, 0, 0]
+
+
+def test_per_process_memory_fraction_limits_what_the_process_reserves(foo):
+    free, total = foo.mem_get_info(1)
+    assert foo.get_per_process_memory_fraction(1) == 1.0
+    foo.set_per_process_memory_fraction(0.25, device=1)
+    try:
+        assert foo.get_per_process_memory_fraction(1) == 0.25
+        assert foo.get_per_process_memory_fraction(0) == 1.0  # per device
+        kept = torch.empty(int(total * 0.2) // 4, device="foo:1")
+        with pytest.raises(foo.OutOfMemoryError, match="may reserve"):
+            torch.empty(int(total * 0.1) // 4, device="foo:1")
+        assert foo.OutOfMemoryError is torch.OutOfMemoryError
+        big_on_0 = torch.empty(int(total * 0.3) // 4, device="foo:0")  # device 0 is not limited
+        del big_on_0
+    finally:
+        foo.set_per_process_memory_fraction(1.0, device=1)
+    more = torch.empty(int(total * 0.1) // 4, device="foo:1")  # allowed again
+    del kept, more
+    foo.empty_cache()
+    with pytest.raises(ValueError, match="Allowed range"):
+        foo.set_per_process_memory_fraction(1.5)
+    with pytest.raises(TypeError, match="must be `float`"):
+        foo.set_per_process_memory_fraction(1)
+
+
+def test_inactive_split_counts_free_pieces_of_shared_segments(foo):
+    # Three 4 MiB tensors cut from one 20 MiB segment; freeing the middle
+    # one leaves two free pieces (it, and the segment's unused tail), as
+    # CUDA's allocator counts them; freeing the rest merges them back.
+    foo.empty_cache()
+
+    def split(key):
+        return foo.memory_stats(1)[f"inactive_split{key}.large_pool.current"]
+
+    a, b, c = (torch.empty(1 << 20, device="foo:1") for _ in range(3))
+    assert (split(""), split("_bytes")) == (1, 8 << 20)
+    del b
+    assert (split(""), split("_bytes")) == (2, 12 << 20)
+    del a, c
+    assert (split(""), split("_bytes")) == (0, 0)
+    foo.empty_cache()

@@ -559,3 +559,18 @@ def test_snapshot_during_a_capture_keeps_the_capture(foo):
     g.replay()
     foo.synchronize()
     assert torch.equal(z.cpu(), torch.full((1000,), 3.0))
+
+
+def test_foo_graph_takes_accelerator_graph_construction_arguments(foo):
+    # torch.accelerator.Graph's pool and capture mode, given at construction,
+    # apply to its `with stream, graph:` form and to a bare capture_begin().
+    x = torch.ones(10, device="foo")
+    handle = foo.graph_pool_handle()
+    g = foo.FooGraph(pool=handle, capture_error_mode="relaxed")
+    assert g.capture_error_mode == "relaxed"
+    with torch.Stream("foo"), g:
+        y = x + 1
+    assert g.pool() == handle
+    g.replay()
+    foo.synchronize()
+    assert torch.equal(y.cpu(), torch.full((10,), 2.0))

@@ -188,6 +188,10 @@ void bind_memory(py::module& m) {
   m.def("_record_memory_history", &record_memory_history, py::arg("enabled"), py::arg("context"), py::arg("stacks"),
         py::arg("max_entries"), py::arg("clear_history"), py::arg("skip_actions"));
   m.def("_memory_snapshot", &snapshot_dict);
+  m.def("_set_memory_fraction", [](c10::DeviceIndex device, double fraction) {
+    foo::set_memory_fraction(device, fraction);
+  });
+  m.def("_get_memory_fraction", [](c10::DeviceIndex device) { return foo::memory_fraction(device); });
   m.def("_attach_out_of_memory_observer", [](py::object observer) {
     TORCH_CHECK_TYPE(PyCallable_Check(observer.ptr()), "_attach_out_of_memory_observer expects a callable");
     // Kept for the life of the process, as CUDA's observers are; the

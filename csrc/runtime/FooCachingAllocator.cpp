@@ -260,6 +260,21 @@ class DeviceCache {
     release_cached_blocks(lock, /*device_pools=*/false);
   }
 
+  // torch.foo.set_per_process_memory_fraction: this process may reserve
+  // at most `fraction` of the device's capacity.
+  void set_memory_fraction(double fraction) {
+    size_t free = 0, total = 0;
+    FOO_CHECK(on_device(device_, [&] { return fooMemGetInfo(&free, &total); }));
+    std::lock_guard<std::mutex> lock(mutex_);
+    fraction_ = fraction;
+    allowed_bytes_ = static_cast<size_t>(fraction * static_cast<double>(total));
+  }
+
+  double memory_fraction() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fraction_;
+  }
+
   int pool_use_count(c10::MempoolId_t id) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = pools_.find(id);
@@ -385,28 +400,43 @@ class DeviceCache {
     if (size >= max_split_size() && (*it)->size >= size + kLargeBuffer) return nullptr;
     Block* block = *it;
     pool.blocks.erase(it);
+    count_inactive_split(block, -1);
     return block;
+  }
+
+  // CUDA's inactive_split statistics: free blocks (pooled or parked) cut
+  // from a segment that other blocks share.
+  void count_inactive_split(const Block* block, int sign) {
+    if (!block->is_split()) return;
+    bool small = block->pool->is_small;
+    update(stats_.inactive_split, small, sign);
+    update(stats_.inactive_split_bytes, small, sign * static_cast<int64_t>(block->size));
   }
 
   Block* new_segment(std::unique_lock<std::mutex>& lock, BlockPool& pool, fooStream_t stream, size_t size,
                      size_t requested, const std::shared_ptr<c10::GatheredContext>& context) {
     size_t bytes = segment_size(size);
     void* ptr = nullptr;
+    auto device_malloc = [&] {
+      const auto reserved = static_cast<size_t>(stats_.reserved_bytes[static_cast<size_t>(StatType::AGGREGATE)].current);
+      if (reserved + bytes > allowed_bytes_) return fooErrorMemoryAllocation;  // as if the device were full
+      return on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
+    };
     fooError_t e;
     if (pool.owner != c10::MempoolId_t{0, 0}) {
       // Growing a graph's pool during its capture: fooMalloc is legal here
       // (the memory is the graph's), as CUDA's allocator relaxes the mode.
       RelaxedCaptureMode relaxed;
-      e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
+      e = device_malloc();
     } else {
-      e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
+      e = device_malloc();
     }
     if (e == fooErrorMemoryAllocation && captures_.empty()) {
       (void)fooGetLastError();
       // Free what the cache holds and try once more, as CUDA's allocator does.
       ++stats_.num_alloc_retries;
       release_cached_blocks(lock);
-      e = on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
+      e = device_malloc();
     }
     if (e == fooErrorMemoryAllocation) {
       (void)fooGetLastError();
@@ -448,12 +478,18 @@ class DeviceCache {
       c10::reportOutOfMemoryToProfiler(static_cast<int64_t>(requested), allocated, reserved,
                                        c10::Device(c10::DeviceType::PrivateUse1, device_));
     }
+    using c10::CachingAllocator::format_size;
+    std::string limit;
+    if (allowed_bytes_ != SIZE_MAX) {
+      limit = ", and this process may reserve " + format_size(allowed_bytes_) + " of it (" +
+              std::to_string(fraction_) + " of the capacity: torch.foo.set_per_process_memory_fraction)";
+    }
     lock.unlock();
     notify_out_of_memory(device_, requested, total, free);
-    using c10::CachingAllocator::format_size;
     TORCH_CHECK_WITH(OutOfMemoryError, false, "foo out of memory. Tried to allocate ", format_size(requested),
                      ". foo device ", static_cast<int>(device_), " has a total capacity of ", format_size(total),
-                     " of which ", format_size(free), " is free. Of the allocated memory ", format_size(allocated),
+                     " of which ", format_size(free), " is free", limit, ". Of the allocated memory ",
+                     format_size(allocated),
                      " is allocated by PyTorch, and ", format_size(reserved - allocated),
                      " is reserved by PyTorch but unallocated. Set FOO_SIM_DEVICE_MEMORY for a larger device, or "
                      "call torch.foo.empty_cache() to release cached memory.");
@@ -475,6 +511,7 @@ class DeviceCache {
     block->next = rest;
     block->size = size;
     block->pool->blocks.insert(rest);
+    count_inactive_split(rest, +1);
     return block;
   }
 
@@ -499,6 +536,7 @@ class DeviceCache {
       // must not absorb this block, its neighbour perhaps.
       block->parked = true;
       parked_.push_back(block);
+      count_inactive_split(block, +1);
       if (parked_.size() > kParkedBlocks) unpark(parked_.front());
       return;
     }
@@ -516,6 +554,7 @@ class DeviceCache {
       if (block->stream != stream || block->size != size) continue;
       parked_.erase(std::next(it).base());
       block->parked = false;
+      count_inactive_split(block, -1);
       return block;
     }
     return nullptr;
@@ -524,6 +563,7 @@ class DeviceCache {
   void unpark(Block* block) {
     parked_.erase(std::find(parked_.begin(), parked_.end(), block));
     block->parked = false;
+    count_inactive_split(block, -1);
     merge_and_pool(block);
   }
 
@@ -535,6 +575,7 @@ class DeviceCache {
     for (Block* neighbour : {block->prev, block->next}) {
       if (neighbour == nullptr || neighbour->allocated || neighbour->parked || neighbour->event_count > 0) continue;
       block->pool->blocks.erase(neighbour);
+      count_inactive_split(neighbour, -1);
       if (neighbour == block->prev) {
         block->ptr = neighbour->ptr;
         block->prev = neighbour->prev;
@@ -548,6 +589,7 @@ class DeviceCache {
       delete neighbour;
     }
     block->pool->blocks.insert(block);
+    count_inactive_split(block, +1);
   }
 
   // Frees the blocks whose other-stream users have finished.
@@ -629,6 +671,8 @@ class DeviceCache {
 
   const c10::DeviceIndex device_;
   std::mutex mutex_;
+  double fraction_ = 1.0;
+  size_t allowed_bytes_ = SIZE_MAX;  // no limit until a fraction is set
   BlockPool small_;
   BlockPool large_;
   std::map<c10::MempoolId_t, std::unique_ptr<PrivatePool>> pools_;
@@ -754,6 +798,13 @@ void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
 }
 
 void release_pool(c10::DeviceIndex device, c10::MempoolId_t id) { g_allocator.device_cache(device).release_pool(id); }
+
+void set_memory_fraction(c10::DeviceIndex device, double fraction) {
+  TORCH_CHECK_VALUE(fraction >= 0.0 && fraction <= 1.0, "Invalid fraction value: ", fraction, ". Allowed range: 0~1");
+  g_allocator.device_cache(device).set_memory_fraction(fraction);
+}
+
+double memory_fraction(c10::DeviceIndex device) { return g_allocator.device_cache(device).memory_fraction(); }
 
 int pool_use_count(c10::DeviceIndex device, c10::MempoolId_t id) {
   return g_allocator.device_cache(device).pool_use_count(id);

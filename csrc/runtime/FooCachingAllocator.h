@@ -24,6 +24,12 @@ namespace foo {
 
 c10::DeviceAllocator* getFooDeviceAllocator();
 
+// torch.foo.set_per_process_memory_fraction: from now on this process may
+// reserve at most `fraction` (0 to 1) of `device`'s capacity; a request
+// beyond it raises torch.OutOfMemoryError, as a full device would.
+void set_memory_fraction(c10::DeviceIndex device, double fraction);
+double memory_fraction(c10::DeviceIndex device);
+
 // Private memory pools for graph capture, as CUDA's allocator has them.
 // Between begin and end, allocations on `device` made on a stream that
 // `filter` accepts come from pool `id` (created on first use; each begin is

@@ -4,6 +4,8 @@ Registered as ``torch.foo``; ``torch.accelerator``, ``torch.Stream`` and
 ``torch.Event`` reach foo through it and through the C++ device guard.
 """
 
+import torch
+
 from torch_foo.foo._device import (
     device,
     device_count,
@@ -22,6 +24,7 @@ from torch_foo.foo.memory import (
     host_memory_stats,
     max_memory_allocated,
     max_memory_reserved,
+    get_per_process_memory_fraction,
     mem_get_info,
     memory_allocated,
     memory_reserved,
@@ -29,6 +32,7 @@ from torch_foo.foo.memory import (
     memory_summary,
     reset_accumulated_memory_stats,
     reset_peak_memory_stats,
+    set_per_process_memory_fraction,
 )
 from torch_foo.foo import amp
 from torch_foo.foo._fallback import fallback_ops, synchronizing_ops
@@ -72,6 +76,9 @@ from torch_foo.foo.race import (
 )
 from torch_foo.foo import _utils  # noqa: F401  (torch.serialization looks up torch.foo._utils)
 
+# torch.cuda.OutOfMemoryError is torch.OutOfMemoryError; foo's allocator raises it.
+OutOfMemoryError = torch.OutOfMemoryError
+
 __all__ = [
     "Event",
     "ExternalStream",
@@ -95,6 +102,7 @@ __all__ = [
     "synchronizing_ops",
     "max_memory_allocated",
     "max_memory_reserved",
+    "get_per_process_memory_fraction",
     "mem_get_info",
     "memory_allocated",
     "memory_reserved",
@@ -102,6 +110,8 @@ __all__ = [
     "memory_summary",
     "reset_accumulated_memory_stats",
     "reset_peak_memory_stats",
+    "set_per_process_memory_fraction",
+    "OutOfMemoryError",
     "current_stream",
     "default_stream",
     "device",

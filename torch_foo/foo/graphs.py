@@ -21,21 +21,28 @@ PoolHandle = tuple[int, int]
 class FooGraph(torch.accelerator.Graph):
     """A foo graph: capture work queued on a stream once, replay it at will.
 
-    ``capture_begin(pool=None, capture_error_mode="global",
+    ``capture_begin(pool=None, capture_error_mode=None,
     check_input_liveness=False)`` takes the arguments of
-    ``torch.cuda.CUDAGraph.capture_begin``. ``pool`` shares the memory pool
-    of another graph (``other.pool()``) or of ``graph_pool_handle()``.
+    ``torch.cuda.CUDAGraph.capture_begin``; a pool or mode it is not given
+    comes from the constructor's (``FooGraph(keep_graph, pool=None,
+    capture_error_mode="global")``, as ``torch.accelerator.Graph``'s).
+    ``pool`` shares the memory pool of another graph (``other.pool()``) or
+    of ``graph_pool_handle()``.
     ``check_input_liveness=True`` notes the tensors the capture reads from
     outside the graph, and each replay raises if one of them has been freed
     since (it would read memory that belongs to something else).
     """
 
-    def __new__(cls, keep_graph: bool = False) -> "FooGraph":
+    def __new__(cls, keep_graph: bool = False, *, pool: Optional[PoolHandle] = None,
+                capture_error_mode: str = "global") -> "FooGraph":
         _lazy_init()
         return super().__new__(cls, keep_graph)
 
-    def __init__(self, keep_graph: bool = False) -> None:
-        super().__init__(keep_graph)
+    def __init__(self, keep_graph: bool = False, *, pool: Optional[PoolHandle] = None,
+                 capture_error_mode: str = "global") -> None:
+        # As torch.accelerator.Graph: the pool and mode of captures that do
+        # not name their own (its ``with stream, graph:`` form).
+        super().__init__(keep_graph, pool=pool, capture_error_mode=capture_error_mode)
         self._liveness: Optional[InputLivenessTracker] = None
 
     def __del__(self) -> None:
@@ -48,11 +55,13 @@ class FooGraph(torch.accelerator.Graph):
         if self._liveness is not None:
             self._liveness.stop()
 
-    def capture_begin(self, pool: Optional[PoolHandle] = None, capture_error_mode: str = "global",
+    def capture_begin(self, pool: Optional[PoolHandle] = None, capture_error_mode: Optional[str] = None,
                       check_input_liveness: bool = False) -> None:
         self._stop_watching()
         self._liveness = None
-        torch._C._acceleratorGraph.capture_begin(self, pool=pool, capture_error_mode=capture_error_mode)
+        torch._C._acceleratorGraph.capture_begin(
+            self, pool=pool if pool is not None else self.graph_pool,
+            capture_error_mode=capture_error_mode if capture_error_mode is not None else self.capture_error_mode)
         if check_input_liveness:
             self._liveness = InputLivenessTracker()
             self._liveness.start()

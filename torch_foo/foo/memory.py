@@ -67,6 +67,29 @@ def empty_cache() -> None:
     torch.accelerator.empty_cache()
 
 
+def set_per_process_memory_fraction(fraction: float, device: DeviceLike = None) -> None:
+    """Lets this process reserve at most ``fraction`` (0 to 1) of ``device``'s
+    capacity; a request beyond it raises torch.OutOfMemoryError, as
+    torch.cuda.set_per_process_memory_fraction."""
+    from torch_foo import _C
+
+    _lazy_init()
+    index = _get_device_index(device, optional=True)
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C._set_memory_fraction(index, fraction)
+
+
+def get_per_process_memory_fraction(device: DeviceLike = None) -> float:
+    """The fraction set by set_per_process_memory_fraction (1.0 when none was)."""
+    from torch_foo import _C
+
+    _lazy_init()
+    return _C._get_memory_fraction(_get_device_index(device, optional=True))
+
+
 def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
     """(free, total) bytes of ``device`` as the device sees them."""
     _lazy_init()
