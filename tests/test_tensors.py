@@ -214,3 +214,39 @@ def test_huge_allocation_is_out_of_memory(foo):
     with pytest.raises(torch.OutOfMemoryError, match="foo out of memory"):
         torch.empty(1 << 40, dtype=torch.uint8, device="foo")
     assert foo.memory_allocated() == before
+
+
+def test_set_with_no_arguments_empties_the_tensor_and_frees_its_memory(foo):
+    before = foo.memory_allocated(1)
+    x = torch.ones(1 << 20, device="foo:1")
+    assert foo.memory_allocated(1) == before + (4 << 20)
+    x.set_()
+    assert x.shape == (0,) and x.device == torch.device("foo", 1)
+    assert x.untyped_storage().nbytes() == 0 and x.untyped_storage().device == x.device
+    assert foo.memory_allocated(1) == before
+
+
+def test_set_refuses_negative_strides(foo):
+    a = torch.zeros(2, device="foo")
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        a.set_(torch.arange(6.0, device="foo").untyped_storage(), 4, (2,), (-2,))
+
+
+def test_fill_with_an_element_of_itself_but_not_copy(foo):
+    # fill_, masked_fill_ and index_fill_ take a 0-dim tensor value as a
+    # number before writing (as CPU and CUDA do), so it may be one of the
+    # elements they overwrite; copy_ of one element over the whole tensor
+    # overlaps partly and raises, as on CPU and CUDA.
+    for device in ("cpu", "foo"):
+        t = torch.arange(3.0, device=device)
+        foo._sleep(50)
+        t.fill_(t[1])
+        assert t.tolist() == [1.0, 1.0, 1.0], device
+        t = torch.arange(3.0, device=device)
+        t.masked_fill_(t > 0, t[0])
+        assert t.tolist() == [0.0, 0.0, 0.0], device
+        t = torch.arange(3.0, device=device)
+        t.index_fill_(0, torch.tensor([0, 2], device=device), t[1])
+        assert t.tolist() == [1.0, 1.0, 1.0], device
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            t.copy_(t[1])

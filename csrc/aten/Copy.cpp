@@ -154,7 +154,9 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   // The checks TensorIterator makes for CPU and CUDA copies (ATen hands
   // PrivateUse1 copies to us before building one).
   if (dst_foo) at::assert_no_internal_overlap(dst);
-  if (src_foo && dst_foo) at::assert_no_partial_overlap(dst, src);
+  // With the source as given, not broadcast: a 0-dim element of dst
+  // copied over all of dst overlaps it partly, as CPU's copy_ finds.
+  if (src_foo && dst_foo) at::assert_no_partial_overlap(dst, self);
   if (src_foo && dst_foo) {
     c10::DeviceGuard guard(dst.device());
     if (src.device() == dst.device()) {

@@ -473,7 +473,18 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
 // CPU kernels refuse to write a tensor that partly overlaps one they read,
 // but as they run, which for foo is later, on the stream. Checked here on
 // the host, the error is raised by the call, as on CPU and CUDA.
-void check_written_arguments_do_not_partly_overlap(const c10::FunctionSchema& schema, const Stack& args) {
+//
+// Except the value of fill_, masked_fill_ and index_fill_ with a tensor
+// value: their CPU kernels (and CUDA's) take it as a number before they
+// write, so it may be an element of the tensor they fill (t.fill_(t[1])).
+bool reads_its_value_first(const std::string& name) {
+  return name == "aten::fill_.Tensor" || name == "aten::masked_fill_.Tensor" ||
+         name == "aten::index_fill_.int_Tensor" || name == "aten::index_fill_.Dimname_Tensor";
+}
+
+void check_written_arguments_do_not_partly_overlap(const c10::FunctionSchema& schema, const Stack& args,
+                                                   const std::string& name) {
+  const bool value_first = reads_its_value_first(name);
   for (size_t w = 0; w < args.size(); ++w) {
     const auto* info = schema.arguments()[w].alias_info();
     if (!info || !info->isWrite()) continue;
@@ -482,7 +493,8 @@ void check_written_arguments_do_not_partly_overlap(const c10::FunctionSchema& sc
       for (size_t r = 0; r < args.size(); ++r) {
         if (r == w) continue;
         for_each_tensor(args[r], [&](const at::Tensor& read) {
-          if (read.defined() && read.device() == written.device()) at::assert_no_partial_overlap(written, read);
+          if (!read.defined() || (value_first && read.dim() == 0)) return;
+          if (read.device() == written.device()) at::assert_no_partial_overlap(written, read);
         });
       }
     });
@@ -505,7 +517,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   c10::Device device = call_device(op, name, args);
   c10::DeviceGuard guard(device);
   if (returns_views(schema)) return run_views(op, stack, num_args);
-  check_written_arguments_do_not_partly_overlap(schema, args);
+  check_written_arguments_do_not_partly_overlap(schema, args, name);
   Widening widening = widening_for(op, args);
   if (!inexact_meta(op)) {
     if (auto meta = remembered_meta_results(op, args, &meta_results)) {

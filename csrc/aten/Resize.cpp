@@ -14,6 +14,9 @@ void set_layout(at::Tensor& self, c10::IntArrayRef size, at::OptionalIntArrayRef
   for (auto s : size) TORCH_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", size);
   auto* impl = self.unsafeGetTensorImpl();
   if (stride.has_value()) {
+    // Checked as given (negative strides raise, as on CPU and CUDA), before
+    // set_sizes_and_strides would quietly make them contiguous.
+    (void)at::detail::computeStorageNbytes(size, *stride, self.dtype().itemsize(), impl->storage_offset());
     impl->set_sizes_and_strides(size, *stride);
   } else {
     impl->set_sizes_contiguous(size);
@@ -52,6 +55,13 @@ at::Tensor& set_storage(at::Tensor& self, c10::Storage source) {
   return set_storage_offset(self, std::move(source), 0, {numel}, {});
 }
 
+// set_(): an empty tensor with storage of its own, as CPU's and CUDA's.
+at::Tensor& set_empty(at::Tensor& self) {
+  c10::DeviceGuard guard(self.device());  // the empty storage's device is the current one
+  c10::Storage storage(c10::Storage::use_byte_size_t(), 0, c10::GetAllocator(self.device().type()), /*resizable=*/true);
+  return set_storage_offset(self, std::move(storage), 0, {0}, {});
+}
+
 at::Tensor& set_tensor(at::Tensor& self, const at::Tensor& source) {
   if (self.is_same(source)) return self;
   return set_storage_offset(self, source.storage(), source.storage_offset(), source.sizes(), source.strides());
@@ -62,6 +72,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_storage_offset));
   m.impl("set_.source_Storage", TORCH_FN(set_storage));
   m.impl("set_.source_Tensor", TORCH_FN(set_tensor));
+  m.impl("set_", TORCH_FN(set_empty));
 }
 
 }  // namespace
