@@ -250,3 +250,18 @@ def test_fill_with_an_element_of_itself_but_not_copy(foo):
         assert t.tolist() == [1.0, 1.0, 1.0], device
         with pytest.raises(RuntimeError, match="refer to a single memory location"):
             t.copy_(t[1])
+
+
+def test_range_factories_fill_an_out_of_another_shape_in_place(foo):
+    # As CPU and CUDA: an out= with the range's element count keeps its
+    # shape and strides and takes the values in logical order.
+    for device in ("cpu", "foo"):
+        base = torch.zeros(3, 4, device=device)
+        torch.arange(6.0, out=base[:, ::2])
+        assert base.tolist() == [[0.0, 0.0, 1.0, 0.0], [2.0, 0.0, 3.0, 0.0], [4.0, 0.0, 5.0, 0.0]], device
+        out = torch.zeros(2, 3, device=device)
+        torch.linspace(0, 5, 6, out=out)
+        assert out.shape == (2, 3) and out.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], device
+        out = torch.zeros(3, 1, device=device)
+        torch.logspace(0, 2, 3, out=out)
+        assert out.shape == (3, 1) and out.flatten().tolist() == [1.0, 10.0, 100.0], device

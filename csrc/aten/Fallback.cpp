@@ -508,6 +508,8 @@ bool inexact_meta(const c10::OperatorHandle& op) {
   return name == "aten::_embedding_bag" || name == "aten::_embedding_bag_forward_only";
 }
 
+}  // namespace
+
 void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   std::string name = full_name(op);
   log().note(name);
@@ -527,6 +529,8 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   log().note_synchronizing(name);
   run_synchronously(op, stack, num_args, device, widening);
 }
+
+namespace {
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&foo_cpu_fallback>()); }
 
