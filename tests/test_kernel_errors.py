@@ -99,3 +99,43 @@ def test_freeing_memory_never_raises_a_kernel_error(foo):
         side.synchronize()            # the failure was still the user's to see
     torch.foo.empty_cache()
     assert torch.ones(3, device="foo").sum().item() == 3.0
+
+
+_CALL_ERRORS = {
+    "mm dtypes": lambda d: torch.ones(2, 2, device=d) @ torch.ones(2, 2, dtype=torch.float64, device=d),
+    "bmm dtypes": lambda d: torch.bmm(torch.ones(1, 2, 2, device=d), torch.ones(1, 2, 2, dtype=torch.float64, device=d)),
+    "mv dtypes": lambda d: torch.mv(torch.ones(2, 2, device=d), torch.ones(2, dtype=torch.float64, device=d)),
+    "dot dtypes": lambda d: torch.dot(torch.ones(2, device=d), torch.ones(2, dtype=torch.float64, device=d)),
+    "linear dtypes": lambda d: torch.nn.functional.linear(torch.ones(2, 2, device=d),
+                                                          torch.ones(2, 2, dtype=torch.float64, device=d)),
+    "conv dtypes": lambda d: torch.nn.functional.conv2d(torch.ones(1, 1, 3, 3, device=d), torch.ones(1, 1, 2, 2, device=d),
+                                                        torch.ones(1, dtype=torch.float64, device=d)),
+    "layer_norm weight": lambda d: torch.nn.functional.layer_norm(torch.ones(2, 3, device=d), (3,),
+                                                                  weight=torch.ones(4, device=d)),
+    "cross_entropy target": lambda d: torch.nn.functional.cross_entropy(torch.ones(2, 3, device=d),
+                                                                        torch.zeros(2, dtype=torch.int32, device=d)),
+    "index_put dtypes": lambda d: torch.zeros(3, device=d).__setitem__(torch.arange(2, device=d),
+                                                                         torch.arange(1, 3, device=d)),
+    "full overflow": lambda d: torch.full((2,), 300, dtype=torch.uint8, device=d),
+    "randint range": lambda d: torch.randint(5, 3, (2,), device=d),
+    "uniform range": lambda d: torch.empty(2, device=d).uniform_(2, 1),
+    "normal std": lambda d: torch.empty(2, device=d).normal_(0, -1),
+    "max of nothing": lambda d: torch.empty(0, device=d).max(),
+    "float mask": lambda d: torch.zeros(2, device=d).masked_fill(torch.ones(2, device=d), 1.0),
+}
+
+
+@pytest.mark.parametrize("case", list(_CALL_ERRORS))
+def test_argument_errors_that_cpu_kernels_find_as_they_run_are_raised_at_the_call(foo, case):
+    # CUDA makes these checks on the host before it launches; foo makes them
+    # at the call too (the stream is busy: a kernel could not have failed
+    # yet), with the CPU kernel's exception and message. (Each case makes
+    # its inputs with factories: torch.tensor(data) would wait for the stream.)
+    with pytest.raises(Exception) as on_cpu:
+        _CALL_ERRORS[case]("cpu")
+    foo._sleep(100)
+    with pytest.raises(type(on_cpu.value)) as on_foo:
+        _CALL_ERRORS[case]("foo")
+    assert not foo.current_stream().query()
+    assert str(on_foo.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
+    foo.synchronize()  # and nothing failed on the device

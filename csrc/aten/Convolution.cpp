@@ -6,6 +6,7 @@
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
+#include "aten/KernelChecks.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -34,6 +35,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   c10::Device device = input.device();
   check_same_device(device, weight, name);
   if (bias.has_value()) check_same_device(device, *bias, name);
+  check_convolution_dtypes(input, weight, bias);
   at::ScalarType dtype = input.scalar_type();
   check_cuda_has_kernel(name, dtype);
   at::Tensor out = at::empty(output_size(input, weight, stride, padding, dilation, transposed, output_padding, groups),

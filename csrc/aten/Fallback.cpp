@@ -39,6 +39,7 @@
 #include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
 #include "aten/Fallback.h"
+#include "aten/KernelChecks.h"
 #include "aten/FallbackMetaCache.h"
 #include "aten/IValueTensors.h"
 #include "aten/KernelTensor.h"
@@ -520,6 +521,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   c10::DeviceGuard guard(device);
   if (returns_views(schema)) return run_views(op, stack, num_args);
   check_written_arguments_do_not_partly_overlap(schema, args, name);
+  check_fallback_arguments(name, args);
   Widening widening = widening_for(op, args);
   if (!inexact_meta(op)) {
     if (auto meta = remembered_meta_results(op, args, &meta_results)) {

@@ -1,6 +1,7 @@
 // fill_ and zero_, on the tensor's current stream.
 #include <torch/library.h>
 
+#include "aten/KernelChecks.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
 
@@ -8,6 +9,7 @@ namespace foo::aten {
 namespace {
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
+  check_fill_value(value, self.scalar_type());
   if (self.numel() == 0) return self;
   launch_op(self.device().index(), "aten::fill_", [t = KernelTensor(self), value] { t.cpu().fill_(value); });
   return self;

@@ -11,6 +11,7 @@
 #include <ATen/ops/nll_loss_forward.h>
 #include <torch/library.h>
 
+#include "aten/KernelChecks.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -27,6 +28,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
   check_argument<DeviceCheck::ExactSame>(device, weight, name);
   TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "input tensor should be 1D or 2D");
   TORCH_CHECK(target.dim() <= 1, "0D or 1D target tensor expected, multi-target not supported");
+  check_nll_target(target);
   bool per_sample = reduction == at::Reduction::None && self.dim() == 2;
   at::Tensor output = at::empty(per_sample ? std::vector<int64_t>{self.size(0)} : std::vector<int64_t>{},
                                 self.options());
@@ -50,6 +52,7 @@ std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self, co
               self.dim());
   TORCH_CHECK(target.dim() == 3, "only batches of spatial targets supported (3D tensors) but got targets of dimension: ",
               target.dim());
+  check_nll_target(target);
   at::Tensor output = reduction == at::Reduction::None
                           ? at::empty({self.size(0), self.size(2), self.size(3)}, self.options())
                           : at::empty({}, self.options());

@@ -15,6 +15,7 @@
 #include <ATen/ops/native_layer_norm_backward.h>
 #include <torch/library.h>
 
+#include "aten/KernelChecks.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -82,6 +83,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   TORCH_CHECK(axis >= 0 && input.sizes().slice(axis).equals(normalized_shape), "Given normalized_shape=",
               normalized_shape, ", expected input with shape [*, ", normalized_shape, "], but got input of size",
               input.sizes());
+  check_layer_norm_parameters(normalized_shape, weight, bias);
   std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
   stat_shape.resize(input.dim(), 1);
   auto stats_options = input.options().dtype(cuda_stats_dtype(input));

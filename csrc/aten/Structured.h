@@ -34,6 +34,7 @@
 #include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
 #include "aten/KeptIterator.h"
+#include "aten/KernelChecks.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
 
@@ -228,6 +229,12 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     check_same_device(device, out, Name.value);
     check_device<Check>(device, self, Name.value);
     (check_argument<Check>(device, rest, Name.value), ...);
+    static const TensorChecks kernel_checks = structured_checks(Name.value);
+    if (kernel_checks) {
+      std::vector<at::Tensor> tensors{self};
+      (for_each_tensor_in(rest, [&](const at::Tensor& t) { tensors.push_back(t); }), ...);
+      kernel_checks(tensors);
+    }
     if (out.numel() == 0) return;
     if constexpr (!std::is_base_of_v<at::TensorIteratorBase, Meta>) {
       check_no_partial_overlap(out, self);
