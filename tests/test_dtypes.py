@@ -184,6 +184,18 @@ def test_complex32_in_place_and_binary_ops():
                                rtol=2e-3, atol=2e-3)
 
 
+@pytest.mark.parametrize("fn", ["div", "pow"])
+def test_half_with_complex32_second_is_computed_too(fn):
+    # The complex32 operand need not come first: half / complex32 widens as
+    # complex32 / half does (CUDA computes both).
+    h = torch.tensor([1.0, 2.0, 4.0], dtype=torch.half)
+    c = torch.tensor([1 + 1j, 2, 0.5j], dtype=torch.complex32)
+    got = getattr(torch, fn)(h.to("foo"), c.to("foo"))
+    assert got.dtype == torch.complex32
+    want = getattr(torch, fn)(h.to(torch.complex64), c.to(torch.complex64))
+    torch.testing.assert_close(got.cpu().to(torch.complex64), want, rtol=2e-3, atol=2e-3)
+
+
 def test_bool_abs_and_trace_as_on_cuda():
     m = torch.tensor([[True, False], [False, True]])
     assert torch.equal(torch.abs(m.to("foo")).cpu(), m)

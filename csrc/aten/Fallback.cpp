@@ -266,8 +266,9 @@ void give_fresh_outputs(Stack& cpu, const Stack& args, const std::vector<size_t>
 // CPU kernel computes in), or nullopt.
 using Widening = std::optional<std::pair<at::ScalarType, at::ScalarType>>;
 
-// Decides from the first tensor argument, as ATen's kernels dispatch on it.
-// Raises for a dtype CUDA has no kernel for.
+// Raises for a dtype CUDA has no kernel for (decided from the first tensor
+// argument, as ATen's kernels dispatch on it); widens from the first tensor
+// argument whose dtype the CPU kernel lacks.
 Widening widening_for(const c10::OperatorHandle& op, const Stack& args) {
   std::optional<at::ScalarType> dtype;
   for (const auto& a : args) {
@@ -278,8 +279,15 @@ Widening widening_for(const c10::OperatorHandle& op, const Stack& args) {
   if (!dtype) return std::nullopt;
   const std::string& name = op.operator_name().name;
   check_cuda_has_kernel(name, *dtype);
-  if (auto wide = wider_compute_dtype(name, *dtype)) return std::make_pair(*dtype, *wide);
-  return std::nullopt;
+  // The operand CPU cannot take may be another than the first (half / complex32).
+  Widening widening;
+  for (const auto& a : args) {
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      if (widening || !t.defined()) return;
+      if (auto wide = wider_compute_dtype(name, t.scalar_type())) widening = std::make_pair(t.scalar_type(), *wide);
+    });
+  }
+  return widening;
 }
 
 // Runs the CPU kernel on `cpu`. With a widening, the tensors of the call's

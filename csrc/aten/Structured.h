@@ -245,6 +245,18 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     if (dtype_rules) check_cuda_has_kernel(Name.value, dtype);
     bool in_place = out.is_same(self);
     std::optional<at::ScalarType> wide = dtype_rules ? wider_compute_dtype(Name.value, dtype) : std::nullopt;
+    if (dtype_rules && !wide) {
+      // The operand CPU cannot take may be another than self (half / complex32).
+      (for_each_tensor_in(rest,
+                          [&](const at::Tensor& t) {
+                            if (wide) return;
+                            if (auto w = wider_compute_dtype(Name.value, t.scalar_type())) {
+                              dtype = t.scalar_type();
+                              wide = w;
+                            }
+                          }),
+       ...);
+    }
     if constexpr (!std::is_void_v<Native>) {
       if (captures_underway() != 0 && !wide) {
         queue_keeping_iterator(device, out, self, in_place, rest...);
