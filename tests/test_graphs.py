@@ -543,6 +543,7 @@ def test_snapshot_during_a_capture_keeps_the_capture(foo):
     # invalidate the capture).
     s = foo.Stream()
     x = torch.ones(1000, device="foo")
+    s.wait_stream(foo.current_stream())  # x is made on the current stream
     with foo.stream(s):
         foo._sleep(200)
         y = x * 2

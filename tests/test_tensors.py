@@ -265,3 +265,10 @@ def test_range_factories_fill_an_out_of_another_shape_in_place(foo):
         out = torch.zeros(3, 1, device=device)
         torch.logspace(0, 2, 3, out=out)
         assert out.shape == (3, 1) and out.flatten().tolist() == [1.0, 10.0, 100.0], device
+
+
+def test_empty_views_keep_their_storage_offset(foo):
+    for device in ("cpu", "foo"):
+        c = torch.zeros(5, dtype=torch.complex64, device=device)
+        assert torch.view_as_real(c[3:3]).storage_offset() == 6, device
+        assert torch.view_as_complex(torch.zeros(6, 2, device=device)[4:4]).storage_offset() == 4, device

@@ -161,7 +161,10 @@ at::Tensor foo_view_of(const at::Tensor& cpu_view, const Stack& args) {
   }
   TORCH_INTERNAL_ASSERT(owner.has_value(), "foo fallback: a view output aliases no foo input");
   const auto* base = static_cast<const char*>(owner->storage().data());
-  int64_t offset = cpu_view.numel() == 0 ? 0 : (p - base) / static_cast<int64_t>(cpu_view.element_size());
+  // An empty view's address says nothing of its owner (its storage offset
+  // on the CPU alias, which shares the owner's storage base, does).
+  int64_t offset = cpu_view.numel() == 0 ? cpu_view.storage_offset()
+                                         : (p - base) / static_cast<int64_t>(cpu_view.element_size());
   auto view = at::detail::make_tensor<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(owner->storage()),
                                                        owner->key_set(), cpu_view.dtype());
   view.unsafeGetTensorImpl()->set_sizes_and_strides(cpu_view.sizes(), cpu_view.strides(), offset);

@@ -22,6 +22,8 @@ at::Tensor alias(void* base, size_t nbytes, int64_t offset, c10::IntArrayRef siz
   at::Tensor t;
   if (base == nullptr) {  // no elements
     t = at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype).device(c10::kCPU));
+    // Kept for views of it, whose offsets follow (view_as_real of an empty slice).
+    if (offset != 0) t.unsafeGetTensorImpl()->set_storage_offset(offset);
   } else {
     c10::Storage storage = t_scope ? t_scope->storage_for(base, nbytes) : cpu_storage(base, nbytes);
     t = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(c10::DispatchKey::CPU),
