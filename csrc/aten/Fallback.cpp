@@ -282,6 +282,7 @@ Widening widening_for(const c10::OperatorHandle& op, const Stack& args) {
   if (!dtype) return std::nullopt;
   const std::string& name = op.operator_name().name;
   check_cuda_has_kernel(name, *dtype);
+  if (!has_dtype_rules(name)) return std::nullopt;
   // The operand CPU cannot take may be another than the first (half / complex32).
   Widening widening;
   for (const auto& a : args) {
