@@ -575,3 +575,48 @@ def test_foo_graph_takes_accelerator_graph_construction_arguments(foo):
     g.replay()
     foo.synchronize()
     assert torch.equal(y.cpu(), torch.full((10,), 2.0))
+
+
+def test_pool_whose_pinned_memory_is_still_in_use_is_refused_clearly(foo):
+    x = torch.ones(10, device="foo")
+    handle = foo.graph_pool_handle()
+    g = foo.FooGraph()
+    s = foo.Stream()
+    s.wait_stream(foo.current_stream())
+    with foo.stream(s):
+        g.capture_begin(pool=handle, capture_error_mode="relaxed")
+        pinned = torch.empty(1000, pin_memory=True)  # from the graph's private host pool
+        y = x * 2
+        g.capture_end()
+    g.reset()
+    torch.accelerator.empty_host_cache()
+    with foo.stream(s):
+        with pytest.raises(RuntimeError, match="still holds pinned memory"):
+            g.capture_begin(pool=handle)
+        assert not foo.is_current_stream_capturing()
+        del pinned
+        g.capture_begin(pool=handle)  # the pool can go now
+        y = x * 3
+        g.capture_end()
+    g.replay()
+    foo.synchronize()
+    assert torch.equal(y.cpu(), torch.full((10,), 3.0))
+
+
+def test_check_input_liveness_follows_only_captured_work(foo):
+    # Eager work on another device during a relaxed capture, and a sparse
+    # operand: neither is an input the replay reads from outside.
+    x = torch.ones(1000, device="foo:0")
+    elsewhere = torch.ones(1000, device="foo:1")
+    sparse = torch.eye(4, device="foo").to_sparse()
+    dense = torch.ones(4, 4, device="foo")
+    g = foo.FooGraph()
+    with foo.graph(g, check_input_liveness=True, capture_error_mode="relaxed"):
+        y = x * 2
+        z = elsewhere * 3
+        p = torch.sparse.mm(sparse, dense)
+    foo.synchronize(1)
+    del elsewhere, z
+    g.replay()
+    foo.synchronize()
+    assert torch.equal(y.cpu(), torch.full((1000,), 2.0)) and torch.equal(p.cpu(), torch.ones(4, 4))

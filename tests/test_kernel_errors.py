@@ -139,3 +139,20 @@ def test_argument_errors_that_cpu_kernels_find_as_they_run_are_raised_at_the_cal
     assert not foo.current_stream().query()
     assert str(on_foo.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
     foo.synchronize()  # and nothing failed on the device
+
+
+def test_host_checks_accept_what_cpu_accepts(foo):
+    # A boolean mask with a CPU number of another dtype goes to masked_fill_
+    # (any dtype), and an empty batched product checks nothing, on CPU, CUDA
+    # and foo alike.
+    for device in ("cpu", "foo"):
+        x = torch.zeros(3, device=device, dtype=torch.half)
+        x[torch.tensor([True, False, True], device=device)] = torch.tensor(7)
+        assert x.tolist() == [7.0, 0.0, 7.0], device
+        empty = torch.bmm(torch.zeros(0, 2, 3, device=device), torch.zeros(0, 3, 2, dtype=torch.float64, device=device))
+        assert empty.shape == (0, 2, 2), device
+    # The overlap exemption of fill_-like operators is their value only: an
+    # index that is an element of the filled tensor still raises.
+    t = torch.zeros(3, dtype=torch.long, device="foo")
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        t.index_fill_(0, t[1], torch.tensor(9, device="foo"))

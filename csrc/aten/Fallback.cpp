@@ -506,7 +506,7 @@ void check_written_arguments_do_not_partly_overlap(const c10::FunctionSchema& sc
       for (size_t r = 0; r < args.size(); ++r) {
         if (r == w) continue;
         for_each_tensor(args[r], [&](const at::Tensor& read) {
-          if (!read.defined() || (value_first && read.dim() == 0)) return;
+          if (!read.defined() || (value_first && read.dim() == 0 && schema.arguments()[r].name() == "value")) return;
           if (read.device() == written.device()) at::assert_no_partial_overlap(written, read);
         });
       }

@@ -13,20 +13,22 @@ using Stack = torch::jit::Stack;
 
 // ------------------------------------------------------- structured operators
 
-void mm_dtypes(const std::vector<at::Tensor>& t) {
+void mm_dtypes(const at::Tensor&, const std::vector<at::Tensor>& t) {
   TORCH_CHECK(t[0].dtype() == t[1].dtype(), "expected m1 and m2 to have the same dtype, but got: ", t[0].dtype(),
               " != ", t[1].dtype());
 }
 
-// bmm, baddbmm: every operand in the first one's dtype.
-void batched_dtypes(const std::vector<at::Tensor>& t) {
+// bmm, baddbmm: every operand in the first one's dtype (checked by the
+// kernel, which an empty output skips).
+void batched_dtypes(const at::Tensor& out, const std::vector<at::Tensor>& t) {
+  if (out.numel() == 0) return;
   for (size_t i = 1; i < t.size(); ++i) {
     TORCH_CHECK(t[i].scalar_type() == t[0].scalar_type(), "expected scalar type ", t[0].scalar_type(),
                 " but found ", t[i].scalar_type());
   }
 }
 
-void addmv_dtypes(const std::vector<at::Tensor>& t) {
+void addmv_dtypes(const at::Tensor&, const std::vector<at::Tensor>& t) {
   TORCH_CHECK(t[0].scalar_type() == t[1].scalar_type() && t[1].scalar_type() == t[2].scalar_type(),
               "addmv input tensors must have the same dtype, but got ", t[0].scalar_type(), ", ", t[1].scalar_type(),
               ", and ", t[2].scalar_type());
@@ -36,16 +38,36 @@ void addmv_dtypes(const std::vector<at::Tensor>& t) {
 
 const at::Tensor& tensor_at(const Stack& args, size_t i) { return args[i].toTensor(); }
 
-void dot_dtypes(const std::string& name, const Stack& args) {
+void dot_dtypes(const std::string&, const Stack& args) {
   const at::Tensor& a = tensor_at(args, 0);
   const at::Tensor& b = tensor_at(args, 1);
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), name.substr(6), " : expected both vectors to have same dtype, but found ",
+  // (vdot's message says "dot" too.)
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
               a.scalar_type(), " and ", b.scalar_type());
+}
+
+// What ATen's index_put_ hands to masked_fill_ instead (which takes a value
+// of any dtype): no accumulation, one CPU value, and a single boolean or
+// byte mask on self's device.
+bool goes_to_masked_fill(const at::Tensor& self, const c10::IValue& indices, const at::Tensor& values,
+                         bool accumulate) {
+  if (accumulate || values.numel() != 1 || !values.is_cpu()) return false;
+  int masks = 0;
+  for (const c10::IValue& index : indices.toListRef()) {
+    if (index.isNone() || !index.toTensor().defined()) continue;
+    const at::Tensor& mask = index.toTensor();
+    if ((mask.scalar_type() != at::kBool && mask.scalar_type() != at::kByte) || mask.device() != self.device()) {
+      return false;
+    }
+    ++masks;
+  }
+  return masks == 1;
 }
 
 void index_put_dtypes(const std::string&, const Stack& args) {
   const at::Tensor& self = tensor_at(args, 0);
   const at::Tensor& values = tensor_at(args, 2);
+  if (goes_to_masked_fill(self, args[1], values, args.size() > 3 && args[3].toBool())) return;
   TORCH_CHECK(self.scalar_type() == values.scalar_type(), "Index put requires the source and destination dtypes match, got ",
               self.scalar_type(), " for the destination and ", values.scalar_type(), " for the source.");
 }

@@ -21,8 +21,8 @@ namespace foo::aten {
 void check_fallback_arguments(const std::string& name, const torch::jit::Stack& args);
 
 // For structured operators, by name ("aten::mm"): checks on the call's
-// tensors (`self`, then its other tensor arguments; no output), or nullptr.
-using TensorChecks = void (*)(const std::vector<at::Tensor>& tensors);
+// output and tensors (`self`, then its other tensor arguments), or nullptr.
+using TensorChecks = void (*)(const at::Tensor& out, const std::vector<at::Tensor>& tensors);
 TensorChecks structured_checks(std::string_view name);
 
 // fill_ (and the factories built on it) converts the value to the tensor's

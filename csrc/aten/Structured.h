@@ -233,7 +233,7 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     if (kernel_checks) {
       std::vector<at::Tensor> tensors{self};
       (for_each_tensor_in(rest, [&](const at::Tensor& t) { tensors.push_back(t); }), ...);
-      kernel_checks(tensors);
+      kernel_checks(out, tensors);
     }
     if (out.numel() == 0) return;
     if constexpr (!std::is_base_of_v<at::TensorIteratorBase, Meta>) {

@@ -266,6 +266,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       declared.emplace();
       declare_direct(c.direct, c.written, c.name);
     }
+    if (c.announce) c.announce();
     exchange_kernel(internal, c.name, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
                                        timeout = timeout_, signature = std::move(signature)] {
       std::vector<at::Tensor> cpu;
@@ -717,10 +718,12 @@ c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors
   c.device = t.device();
   c.staged = {s};
   c.stage_in = [s, t]() mutable { s.copy_(t, true); };
-  assert_not_capturing("A fooccl collective");  // before the peer hears of a send that is never queued
-  auto announced = std::make_shared<PeerAnnouncement>(PeerAnnouncement::of_send(*signatures_, t, dst, tag));
+  auto announced = std::make_shared<std::optional<PeerAnnouncement>>();
+  c.announce = [announced, group = signatures_, t, dst, tag] {
+    *announced = PeerAnnouncement::of_send(*group, t, dst, tag);
+  };
   c.call = [dst, tag, announced, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    wait_all({announced->work(), g.send(cpu, dst, tag)}, timeout);
+    wait_all({(*announced)->work(), g.send(cpu, dst, tag)}, timeout);
     return c10::intrusive_ptr<c10d::Work>();
   };
   c.device_tensors = {t};
@@ -736,11 +739,14 @@ c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors
   Collective c{"recv", c10d::OpType::RECV, kRecv};
   c.device = t.device();
   c.staged = {s};
-  assert_not_capturing("A fooccl collective");
-  auto announced = std::make_shared<PeerAnnouncement>(PeerAnnouncement::of_recv(*signatures_, src, tag));
+  auto announced = std::make_shared<std::optional<PeerAnnouncement>>();
+  c.announce = [announced, group = signatures_, src, tag] {
+    *announced = PeerAnnouncement::of_recv(*group, src, tag);
+  };
   c.call = [src, tag, announced, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    announced->wait(timeout);
-    if (!announced->matches(cpu[0])) take_and_fail(g, *announced, cpu[0], src, tag, timeout);
+    const PeerAnnouncement& a = **announced;
+    a.wait(timeout);
+    if (!a.matches(cpu[0])) take_and_fail(g, a, cpu[0], src, tag, timeout);
     return g.recv(cpu, src, tag);
   };
   c.stage_out = [s, t]() mutable { t.copy_(s, true); };
@@ -797,12 +803,13 @@ c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
   c.stage_in = [sends, sent]() mutable {
     for (size_t i = 0; i < sends.size(); ++i) sent[i].copy_(sends[i], true);
   };
-  assert_not_capturing("A fooccl collective");  // before the peers hear of operations never queued
   auto announced = std::make_shared<std::vector<PeerAnnouncement>>();
-  for (const PointToPoint& op : ops) {
-    announced->push_back(op.is_send ? PeerAnnouncement::of_send(*signatures_, op.tensor, op.peer, op.tag)
-                                    : PeerAnnouncement::of_recv(*signatures_, op.peer, op.tag));
-  }
+  c.announce = [announced, group = signatures_, ops] {
+    for (const PointToPoint& op : ops) {
+      announced->push_back(op.is_send ? PeerAnnouncement::of_send(*group, op.tensor, op.peer, op.tag)
+                                      : PeerAnnouncement::of_recv(*group, op.peer, op.tag));
+    }
+  };
   c.call = [plan, announced, timeout = timeout_](c10d::Backend& g,
                                                  std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
     // Every receive's announcement first: the peers' hosts sent them, so

@@ -119,6 +119,9 @@ class FooBackend : public c10d::Backend {
     // What gloo works on: the foo tensors themselves, or their staged copies.
     const std::vector<at::Tensor>& exchanged() const { return direct.empty() ? staged : direct; }
     std::function<void()> stage_in;           // foo -> staged, queued on the internal stream
+    // Point to point: tells the peer what is coming (PeerAnnouncement.h),
+    // called once nothing before the kernel's launch can fail any more.
+    std::function<void()> announce;
     GlooCall call;
     std::function<void()> stage_out;          // staged -> foo, queued on the internal stream
     std::vector<at::Tensor> device_tensors;   // foo memory the internal stream touches

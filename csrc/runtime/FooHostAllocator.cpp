@@ -47,6 +47,9 @@ struct FooHostAllocatorImpl final : public at::CachingHostAllocatorImpl<FooStrea
  public:
   void empty_cache() override {
     at::CachingHostAllocatorImpl<FooStream, FooEvent>::empty_cache();
+    // ATen's allocator drops a dead pool only once no block of it is in
+    // use; with nothing in use at all, every dead pool is gone.
+    if (getStats().allocated_bytes.current != 0) return;
     std::lock_guard<std::mutex> lock(pool_uses_mutex_);
     std::erase_if(pool_uses_, [](const auto& entry) { return entry.second == 0; });
   }
@@ -65,7 +68,19 @@ struct FooHostAllocatorImpl final : public at::CachingHostAllocatorImpl<FooStrea
       dead = it != pool_uses_.end() && it->second == 0;
     }
     if (dead) empty_cache();
-    begin_allocate_to_pool(id, std::move(filter));
+    try {
+      begin_allocate_to_pool(id, std::move(filter));
+    } catch (const c10::Error&) {
+      // A dead pool that survived the emptying: pinned memory allocated
+      // during its capture is still in use.
+      TORCH_CHECK(!dead, "foo: the private memory pool (", id.first, ", ", id.second,
+                  ") of a graph that is gone still holds pinned memory allocated during its capture; free those "
+                  "tensors before capturing into that pool again");
+      // Another capture is filling the pool: ATen counted this use before
+      // it refused it.
+      release_pool(id);
+      throw;
+    }
     std::lock_guard<std::mutex> lock(pool_uses_mutex_);
     ++pool_uses_[id];
   }

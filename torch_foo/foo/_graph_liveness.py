@@ -66,8 +66,16 @@ class _ExternalInput:
         return storage is not None and storage.data_ptr() == self.storage_address
 
 
+def _watched(t: torch.Tensor) -> bool:
+    # Dense tensors only: a sparse one has no data pointer of its own (its
+    # indices and values are not followed).
+    return t.layout == torch.strided and (t.device.type == "foo" or t.is_pinned())
+
+
 class _CaptureWatch(TorchDispatchMode):
     """Sees every operator called during the capture, on the capturing thread."""
+
+    supports_higher_order_operators = True
 
     def __init__(self, tracker: InputLivenessTracker) -> None:
         super().__init__()
@@ -76,15 +84,17 @@ class _CaptureWatch(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: Optional[dict] = None) -> Any:
         kwargs = kwargs or {}
         tensors = [v for v in tree_iter((args, kwargs)) if isinstance(v, torch.Tensor)]
-        # Only operators that run on foo are captured (a CPU operator in the
-        # body runs at once, as it would on CUDA).
-        if any(t.device.type == "foo" for t in tensors):
+        device = next((t.device for t in tensors if t.device.type == "foo"), None)
+        # Only what a capture records: operators on foo whose device's
+        # current stream captures (not eager work on another stream or
+        # device in a relaxed capture, nor CPU operators in the body).
+        if device is not None and torch.foo.current_stream(device).is_capturing():
             for t in tensors:
-                if t.device.type == "foo" or t.is_pinned():
+                if _watched(t):
                     self.tracker.read(t)
         out = func(*args, **kwargs)
         for v in tree_iter(out):
-            if isinstance(v, torch.Tensor) and v.device.type == "foo":
+            if isinstance(v, torch.Tensor) and v.device.type == "foo" and v.layout == torch.strided:
                 self.tracker.made(v)
         return out
 
