@@ -149,3 +149,17 @@ def test_every_device_works_independently(count):
         print(json.dumps([torch.foo.device_count(), torch.accelerator.device_count(), results]))
     """, env={"FOO_SIM_DEVICE_COUNT": str(count)})
     assert out == [count, count, [[d, d, True] for d in range(count)]]
+
+
+def test_cuda_style_device_queries(foo):
+    assert foo.is_bf16_supported()
+    assert foo.can_device_access_peer(0, 1) and foo.can_device_access_peer("foo:1", torch.device("foo", 0))
+    assert not foo.can_device_access_peer(0, 0)
+    with pytest.raises(AssertionError, match="Invalid peer device id"):
+        foo.can_device_access_peer(0, foo.device_count())
+    x = torch.empty(1 << 20, device="foo:1")
+    segments = [s for s in foo.memory_snapshot() if s["device"] == 1]
+    assert any(b["address"] == x.data_ptr() and b["state"] == "active_allocated" for s in segments for b in s["blocks"])
+    del x
+    foo.reset_max_memory_allocated(1)
+    assert foo.max_memory_allocated(1) == foo.memory_allocated(1)

@@ -197,6 +197,31 @@ def _collectives(rank, world, dev):
     cm.wait()
     check("coalesced all_reduce", a, sum(expect))
     check("coalesced all_reduce", b, sum(_filled(r, shape=(5,)) for r in range(world)))
+    # The group's Work (the one _coalescing_manager waits on) ends after its
+    # collectives too, with point-to-point in the group, and on a device
+    # other than the current one; rank 1 is late both times.
+    total = float(sum(r + 1 for r in range(world)))
+    x = torch.full((1 << 16,), float(rank + 1), device=dev)
+    sent, got = torch.full((4,), float(rank), device=dev), torch.zeros(4, device=dev)
+    if rank == 1:
+        torch.foo._sleep(300)
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:
+        dist.all_reduce(x, async_op=True)
+        dist.isend(sent, peer)
+        dist.irecv(got, prev)
+    cm.wait()
+    check("group with point-to-point", x.clone(), torch.full((1 << 16,), total))
+    check("group's receive", got, torch.full((4,), float(prev)))
+    other = torch.device("foo", (dev.index + 1) % torch.foo.device_count())
+    z = torch.full((1 << 16,), float(rank + 1), device=other)
+    if rank == 1:
+        with torch.foo.device(other):
+            torch.foo._sleep(300)
+    with dist._coalescing_manager(device=other, async_ops=True) as cm:
+        dist.all_reduce(z, async_op=True)
+    cm.wait()
+    with torch.foo.device(other):
+        check("group on another device", z.clone(), torch.full((1 << 16,), total))
 
     # A subgroup of the last two ranks, with its own numbering.
     members = [world - 2, world - 1]

@@ -1,6 +1,7 @@
 #include "distributed/FooBackend.h"
 
 #include <numeric>
+#include <utility>
 
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
@@ -252,6 +253,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   // A replay would exchange with peers that are not replaying: refused, as
   // a capture that cannot be replayed faithfully.
   assert_not_capturing("A fooccl collective");
+  if (coalescing_ && c.lane == kCollective) coalesced_collectives_ = c.device;
   FooStream internal = begin(c);
   std::shared_ptr<SignatureExchange> signature;
   if (!c.signature.empty()) signature = std::make_shared<SignatureExchange>(*signatures_, c.signature);
@@ -773,6 +775,7 @@ void FooBackend::startCoalescing() {
   TORCH_CHECK(!coalescing_, "fooccl: coalescing already started");
   coalescing_ = true;
   coalesced_.clear();
+  coalesced_collectives_.reset();
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
@@ -780,17 +783,25 @@ c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
   coalescing_ = false;
   std::vector<PointToPoint> ops = std::move(coalesced_);
   coalesced_.clear();
+  std::optional<c10::Device> collectives = std::exchange(coalesced_collectives_, std::nullopt);
   Collective c{"batch_isend_irecv", c10d::OpType::COALESCED, kSend};
   c.check_signature = false;
   if (ops.empty()) {
     // Only collectives in the group: they are already queued on the
-    // collective stream, and this Work ends after them.
+    // collective stream of their device, and this Work ends after them.
     c.name = "coalesced collectives";
     c.lane = kCollective;
-    c.device = c10::Device(c10::DeviceType::PrivateUse1, current_device());
+    c.device = collectives.value_or(c10::Device(c10::DeviceType::PrivateUse1, current_device()));
     return launch(std::move(c));
   }
   c.device = ops.front().tensor.device();
+  if (collectives) {
+    // As NCCL's group, the batch's Work (the one the group returns) ends
+    // after the group's collectives too: its stream waits for them.
+    FooEvent done;
+    done.record(stream_for(kCollective, collectives->index()));
+    done.block(stream_for(kSend, c.device.index()));
+  }
   std::vector<at::Tensor> sends, sent, recvs, received;
   std::vector<std::array<int, 3>> plan;  // is_send, peer, tag, in the batch's order
   for (const PointToPoint& op : ops) {

@@ -173,6 +173,9 @@ class FooBackend : public c10d::Backend {
   std::mutex mutex_;
   bool coalescing_ = false;
   std::vector<PointToPoint> coalesced_;
+  // The device of the collectives issued while coalescing: the group's
+  // Work ends after them too.
+  std::optional<c10::Device> coalesced_collectives_;
   // Created on first use per device and lane; destroyed with the backend.
   std::vector<std::array<std::optional<FooStream>, kLanes>> streams_;
 };

@@ -80,3 +80,22 @@ def get_device_capability(device: DeviceLike = None) -> tuple[int, int]:
     """The (major, minor) capability of a foo device."""
     props = get_device_properties(device)
     return props.major, props.minor
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether foo computes in bfloat16: always (its kernels are CPU's, which do)."""
+    return is_available()
+
+
+def can_device_access_peer(device: DeviceLike, peer_device: DeviceLike) -> bool:
+    """Whether ``device`` can copy to and from ``peer_device`` directly: any two
+    foo devices can (peer copies, ``Memcpy PtoP``); a device is not its own peer."""
+    _lazy_init()
+    index = _get_device_index(device, optional=True)
+    peer = _get_device_index(peer_device, optional=True)
+    count = device_count()
+    if not 0 <= index < count:
+        raise AssertionError("Invalid device id")
+    if not 0 <= peer < count:
+        raise AssertionError("Invalid peer device id")
+    return index != peer

@@ -57,6 +57,18 @@ def reset_peak_memory_stats(device: DeviceLike = None) -> None:
     torch.accelerator.reset_peak_memory_stats(_index(device))
 
 
+def reset_max_memory_allocated(device: DeviceLike = None) -> None:
+    """Resets the peaks, as reset_peak_memory_stats (torch.cuda's older name)."""
+    reset_peak_memory_stats(device)
+
+
+def memory_snapshot() -> list[dict[str, Any]]:
+    """Every segment of every device with its blocks, as torch.cuda.memory_snapshot()."""
+    from torch_foo.foo._memory_snapshot import _snapshot
+
+    return _snapshot()["segments"]
+
+
 def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
     """Resets the accumulated counts (allocated/freed totals, retries, OOMs)."""
     torch.accelerator.reset_accumulated_memory_stats(_index(device))
