@@ -70,6 +70,10 @@ def _mismatched(rank, world, dev):
     errors["different_operations"] = _error_of(lambda: (
         dist.all_reduce(x) if rank == 0 else dist.all_gather([torch.empty(4, device=dev) for _ in range(world)], x),
         torch.foo.synchronize()))
+    # Ranks that name different roots.
+    b = torch.ones(4, device=dev)
+    errors["broadcast_roots"] = _error_of(lambda: (dist.broadcast(b, src=rank), torch.foo.synchronize()))
+    errors["reduce_roots"] = _error_of(lambda: (dist.reduce(b, dst=rank), torch.foo.synchronize()))
     # Ranks that disagree on the sizes of all_gather's outputs.
     outs = [torch.empty(4 + (r if rank == 1 else 0), device=dev) for r in range(world)]
     errors["uneven_all_gather"] = _error_of(
@@ -139,7 +143,8 @@ def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
     for out in outs:
         errors = out["mismatched"]
         # gloo itself would abort the process: fooccl compares the ranks' sizes first.
-        for op in ("all_reduce", "all_reduce_large", "all_gather_dtype", "different_operations"):
+        for op in ("all_reduce", "all_reduce_large", "all_gather_dtype", "different_operations", "broadcast_roots",
+                   "reduce_roots"):
             assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
         assert errors["uneven_all_gather"] is not None and "the ranks' tensors do not match" in errors[
             "uneven_all_gather"], errors

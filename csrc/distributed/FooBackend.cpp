@@ -320,6 +320,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& te
   c.device = t.device();
   const bool root = opts.rootRank == rank_;
   lend_or_stage(c, {{t, root, !root}}, true);
+  // Every rank must name the same root (a different one would wait forever).
+  c.signature = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(t.scalar_type()), t.numel()};
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.broadcast(cpu, opts); };
   c.device_tensors = {t};
   c.outputs = {t};
@@ -337,6 +339,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tenso
   at::Tensor s = pinned_like(t);
   Collective c{"reduce", c10d::OpType::REDUCE};
   c.device = t.device();
+  c.signature = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(t.scalar_type()), t.numel()};
   c.staged = {s};
   c.stage_in = [s, t]() mutable { s.copy_(t, true); };
   c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
@@ -409,7 +412,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::gather(std::vector<std::vector<at::Te
   }
   Collective c{"gather", c10d::OpType::GATHER};
   c.device = in.device();
-  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type()), in.numel()};
+  c.signature = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(in.scalar_type()), in.numel()};
   c.staged = {pinned_flat(in.numel(), in.scalar_type())};  // logical order, as the outputs take it
   for (size_t j = 0; j < outs.size(); ++j) c.staged.push_back(pinned_flat(in.numel(), in.scalar_type()));
   c.stage_in = [s_in = c.staged[0], in]() mutable { s_in.view(in.sizes()).copy_(in, true); };
@@ -446,7 +449,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::scatter(std::vector<at::Tensor>& outp
   }
   Collective c{"scatter", c10d::OpType::SCATTER};
   c.device = out.device();
-  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(out.scalar_type()), out.numel()};
+  c.signature = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(out.scalar_type()), out.numel()};
   c.staged = {pinned_flat(out.numel(), out.scalar_type())};  // logical order, as the inputs give it
   for (size_t j = 0; j < ins.size(); ++j) c.staged.push_back(pinned_flat(out.numel(), out.scalar_type()));
   c.stage_in = [staged = c.staged, ins]() mutable {

@@ -53,7 +53,7 @@ void SignatureExchange::check(std::chrono::milliseconds timeout) const {
     std::vector<int64_t> t = shown(theirs);
     TORCH_CHECK(false, "the ranks' tensors do not match: rank ", rank_, " has ", c10::ArrayRef<int64_t>(mine_),
                 ", rank ", r, " has ", c10::ArrayRef<int64_t>(t), theirs[0] > kShown ? " (and more)" : "",
-                " (operation, dtype, element counts); a collective needs the same on every rank");
+                " (operation, its root if it has one, dtypes, element counts); a collective needs the same on every rank");
   }
 }
 
