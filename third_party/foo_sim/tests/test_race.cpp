@@ -1,6 +1,7 @@
 // The stream race detector (foo_sim/foo_race.h): what it must find, what it
 // must not flag, and its reports.
 #include <atomic>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -232,6 +233,14 @@ TEST(copies_and_memsets_declare_their_ranges) {
   void* other;
   CHECK_OK(fooMalloc(&other, 256));
   CHECK_OK(fooMemsetAsync(f.buf, 0, 64, f.side));
+  // The race is declared on purpose; the two must still not run at once,
+  // or ThreadSanitizer sees it too. The default stream waits for the side
+  // stream through a flag, which the detector does not take as ordering.
+  std::atomic<bool> memset_done{false};
+  CHECK_OK(harness::launch(f.side, [&memset_done] { memset_done.store(true, std::memory_order_release); }));
+  CHECK_OK(harness::launch(nullptr, [&memset_done] {
+    while (!memset_done.load(std::memory_order_acquire)) std::this_thread::yield();
+  }));
   CHECK_OK(fooMemcpyAsync(other, f.buf, 64, fooMemcpyDeviceToDevice, nullptr));
   auto r = reports();
   CHECK(r.size() == 1);
