@@ -237,6 +237,16 @@ def _collectives(rank, world, dev):
     dist.all_reduce(c)
     torch.testing.assert_close(c, sum(expect))
 
+    # float8 moves as bytes (gloo has no such type), bit for bit.
+    f8 = [_filled(r, dtype=torch.float8_e4m3fn) for r in range(world)]
+    t = _filled(rank, dtype=torch.float8_e4m3fn, device=dev)
+    dist.broadcast(t, src=world - 1)
+    check("float8 broadcast", t.view(torch.uint8), f8[world - 1].view(torch.uint8))
+    g = torch.empty(world * 4, 3, dtype=torch.float8_e5m2, device=dev)
+    dist.all_gather_into_tensor(g, _filled(rank, dtype=torch.float8_e5m2, device=dev))
+    check("float8 all_gather_into_tensor", g.view(torch.uint8),
+          torch.cat([_filled(r, dtype=torch.float8_e5m2) for r in range(world)]).view(torch.uint8))
+
     # NCCL's argument errors.
     errors = {}
     for name, call in {
@@ -254,11 +264,16 @@ def _collectives(rank, world, dev):
         "gather_devices": lambda: dist.all_gather_into_tensor(
             torch.empty(world * 4, device=torch.device("foo", (dev.index + 1) % torch.foo.device_count())),
             torch.zeros(4, device=dev)),
+        # Types NCCL lacks are refused at the call, not by gloo later.
+        "uint16": lambda: dist.all_gather_into_tensor(torch.empty(world * 4, device=dev, dtype=torch.uint16),
+                                                      torch.zeros(4, device=dev, dtype=torch.uint16)),
+        "uint32_send": lambda: dist.send(torch.zeros(4, device=dev, dtype=torch.uint32), dst=1 - rank % 2),
+        "float8_sum": lambda: dist.all_reduce(torch.zeros(4, device=dev, dtype=torch.float8_e4m3fn)),
     }.items():
         try:
             call()
             errors[name] = None
-        except (ValueError, RuntimeError) as e:
+        except (ValueError, TypeError, RuntimeError) as e:
             errors[name] = (type(e).__name__, str(e).splitlines()[0])
     out["errors"] = errors
     dist.barrier()
@@ -276,6 +291,9 @@ def _check_collectives(out):
         "ValueError", "output tensor size must be equal to world_size times input tensor size")
     assert e["scatter_dtype"] == ("ValueError", "input tensor must be the same type as the output tensor.")
     assert e["gather_devices"][0] == "ValueError" and "must be on the same device" in e["gather_devices"][1]
+    assert e["uint16"] == ("TypeError", "Input tensor data type is not supported for fooccl process group: UInt16")
+    assert e["uint32_send"][0] == "TypeError" and e["uint32_send"][1].endswith("UInt32")
+    assert e["float8_sum"][0] == "RuntimeError" and "Float8 dtypes are not currently supported" in e["float8_sum"][1]
 
 
 def _stream_semantics(rank, world, dev):

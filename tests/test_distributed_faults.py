@@ -78,6 +78,20 @@ def _mismatched(rank, world, dev):
     outs = [torch.empty(4 + (r if rank == 1 else 0), device=dev) for r in range(world)]
     errors["uneven_all_gather"] = _error_of(
         lambda: (dist.all_gather(outs, torch.ones(outs[rank].numel(), device=dev)), torch.foo.synchronize()))
+    # All-to-alls whose ranks disagree on what passes between them: rank 1
+    # expects 3 elements from rank 0, which sends it 2 (gloo would abort
+    # rank 1's process).
+    splits_in, splits_out = ([2, 2], [2, 2]) if rank == 0 else ([2, 2], [3, 1])
+    errors["all_to_all_single_splits"] = _error_of(lambda: (
+        dist.all_to_all_single(torch.empty(4, device=dev), torch.ones(4, device=dev), splits_out, splits_in),
+        torch.foo.synchronize()))
+    errors["all_to_all_sizes"] = _error_of(lambda: (
+        dist.all_to_all([torch.empty(n, device=dev) for n in splits_out],
+                        [torch.ones(n, device=dev) for n in splits_in]),
+        torch.foo.synchronize()))
+    # Splits that do not add up to the tensor are refused at the call, as by NCCL.
+    errors["all_to_all_single_sum"] = _error_of(
+        lambda: dist.all_to_all_single(torch.empty(4, device=dev), torch.ones(4, device=dev), [1, 1], [2, 2]))
     # A send and a receive of different sizes, then of different dtypes,
     # alone and in a batch: the receiver fails, naming both; the data sent
     # is taken all the same, so the pair's next message arrives intact.
@@ -148,6 +162,11 @@ def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
             assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
         assert errors["uneven_all_gather"] is not None and "the ranks' tensors do not match" in errors[
             "uneven_all_gather"], errors
+        for op in ("all_to_all_single_splits", "all_to_all_sizes"):
+            assert errors[op] is not None and (
+                "rank 0 sends 2 elements to rank 1, which expects 3 from it" in errors[op]), errors[op]
+        assert errors["all_to_all_single_sum"] is not None and (
+            "Split sizes doesn't match total dim 0 size" in errors["all_to_all_single_sum"])
         for case in ("size_alone", "dtype_alone", "size_batch", "dtype_batch"):
             error = errors[f"p2p_{case}"]
             if out is outs[1]:  # the receiver

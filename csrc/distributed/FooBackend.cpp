@@ -8,8 +8,10 @@
 #include <c10/core/StreamGuard.h>
 #include <foo_sim/foo_race.h>
 #include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Utils.hpp>
 
 #include "distributed/AllreduceInParts.h"
+#include "distributed/Dtypes.h"
 #include "distributed/FooWork.h"
 #include "distributed/GlooWaits.h"
 #include "distributed/PeerAnnouncement.h"
@@ -68,6 +70,16 @@ double premul_factor(c10d::ReduceOp& op) {
   double factor = s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
   op = c10d::ReduceOp(c10d::ReduceOp::SUM);
   return factor;
+}
+
+// The element counts an all_to_all_single moves to or from each rank: its
+// splits count rows of dim 0 (equal parts when there are none).
+std::vector<int64_t> elements_per_peer(const at::Tensor& t, const std::vector<int64_t>& splits, int size) {
+  const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+  const int64_t row = rows == 0 ? 0 : t.numel() / rows;
+  std::vector<int64_t> counts(size, rows / size * row);
+  for (size_t j = 0; j < splits.size(); ++j) counts[j] = splits[j] * row;
+  return counts;
 }
 
 void check_same_device(const at::Tensor& in, const at::Tensor& out, const char* op) {
@@ -253,10 +265,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   // A replay would exchange with peers that are not replaying: refused, as
   // a capture that cannot be replayed faithfully.
   assert_not_capturing("A fooccl collective");
+  for (const at::Tensor& t : c.device_tensors) check_exchangeable(t, c.type);
   if (coalescing_ && c.lane == kCollective) coalesced_collectives_ = c.device;
   FooStream internal = begin(c);
   std::shared_ptr<SignatureExchange> signature;
-  if (!c.signature.empty()) signature = std::make_shared<SignatureExchange>(*signatures_, c.signature);
+  if (!c.signature.empty()) signature = std::make_shared<SignatureExchange>(*signatures_, c.signature, c.pairs);
   {
     c10::StreamGuard stream_guard(internal.unwrap());
     if (c.stage_in) c.stage_in();
@@ -269,13 +282,16 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       declare_direct(c.direct, c.written, c.name);
     }
     if (c.announce) c.announce();
+    // Point to point moves bytes whatever the type; collectives need one
+    // gloo knows.
+    const bool typed = c.lane == kCollective;
     exchange_kernel(internal, c.name, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
-                                       timeout = timeout_, signature = std::move(signature)] {
+                                       timeout = timeout_, signature = std::move(signature), typed] {
       std::vector<at::Tensor> cpu;
       std::vector<MemoryRange> ranges;
       cpu.reserve(views.size());
       for (const HostView& v : views) {
-        cpu.push_back(v.tensor());
+        cpu.push_back(typed ? as_gloo_type(v.tensor()) : v.tensor());
         ranges.push_back({v.data, v.bytes()});
       }
       // gloo's threads work on this memory for the kernel while it runs.
@@ -654,8 +670,13 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at:
   at::Tensor in = input, out = output;
   Collective c{"all_to_all_single", c10d::OpType::ALLTOALL_BASE};
   c.device = in.device();
-  // Ranks may send and receive different amounts: only the dtype must agree.
+  // As NCCL, before anything is queued.
+  c10d::checkSplitSizes(input_splits, in, size_);
+  c10d::checkSplitSizes(output_splits, out, size_);
+  // Ranks may send and receive different amounts: the dtype must agree,
+  // and each pair of ranks on what passes between them.
   c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
+  c.pairs = {elements_per_peer(in, input_splits, size_), elements_per_peer(out, output_splits, size_)};
   lend_or_stage(c, {{in, true, false}, {out, false, true}}, !overlap(in, out));
   c.call = [opts, output_splits, input_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
     return g.alltoall_base(cpu[1], cpu[0], output_splits, input_splits, opts);
@@ -689,6 +710,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& out
   Collective c{"all_to_all", c10d::OpType::ALLTOALL};
   c.device = inputs[0].device();
   c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(dtype)};
+  c.pairs = {in_splits, out_splits};
   c.staged = {s_in, s_out};
   c.stage_in = [s_in, ins, in_splits]() mutable {
     int64_t at = 0;
@@ -716,6 +738,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& out
 c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
   if (all_cpu(tensors)) return gloo_->send(tensors, dst, tag);
   check_one(tensors, "send");
+  check_exchangeable(tensors[0], c10d::OpType::SEND);
   if (coalescing_) return coalesce({true, tensors[0], dst, tag});
   at::Tensor t = tensors[0];
   at::Tensor s = pinned_like(t);
@@ -738,6 +761,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors
 c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
   if (all_cpu(tensors)) return gloo_->recv(tensors, src, tag);
   check_one(tensors, "recv");
+  check_exchangeable(tensors[0], c10d::OpType::RECV);
   if (coalescing_) return coalesce({false, tensors[0], src, tag});
   at::Tensor t = tensors[0];
   at::Tensor s = pinned_like(t);

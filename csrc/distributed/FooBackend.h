@@ -32,6 +32,7 @@
 #include <foo_sim/foo_runtime.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include "distributed/Signature.h"
 #include "runtime/FooStream.h"
 
 namespace foo::distributed {
@@ -131,6 +132,8 @@ class FooBackend : public c10d::Backend {
     // across ranks before the data moves; empty for point-to-point.
     std::vector<int64_t> signature;
     bool check_signature = true;
+    // An all-to-all's element counts per peer, compared pairwise.
+    PairCounts pairs;
   };
 
   // A send or receive collected while coalescing.

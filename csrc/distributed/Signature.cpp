@@ -31,14 +31,19 @@ std::vector<int64_t> shown(const int64_t* slots) {
 
 }  // namespace
 
-SignatureExchange::SignatureExchange(c10d::Backend& group, std::vector<int64_t> mine)
-    : mine_(std::move(mine)), rank_(group.getRank()) {
-  own_ = at::zeros({kSlots}, at::kLong);
+SignatureExchange::SignatureExchange(c10d::Backend& group, std::vector<int64_t> mine, const PairCounts& pairs)
+    : mine_(std::move(mine)), rank_(group.getRank()), size_(group.getSize()) {
+  const int64_t per_rank = kSlots + 2 * size_;
+  own_ = at::zeros({per_rank}, at::kLong);
   int64_t* slots = own_.data_ptr<int64_t>();
   slots[0] = static_cast<int64_t>(mine_.size());
   for (int64_t i = 0; i < std::min<int64_t>(slots[0], kShown); ++i) slots[1 + i] = mine_[i];
   slots[kSlots - 1] = fnv1a(mine_);
-  all_ = at::empty({kSlots * group.getSize()}, at::kLong);
+  TORCH_INTERNAL_ASSERT(pairs.sends_to.empty() || (static_cast<int>(pairs.sends_to.size()) == size_ &&
+                                                   static_cast<int>(pairs.receives_from.size()) == size_));
+  std::copy(pairs.sends_to.begin(), pairs.sends_to.end(), slots + kSlots);
+  std::copy(pairs.receives_from.begin(), pairs.receives_from.end(), slots + kSlots + size_);
+  all_ = at::empty({per_rank * size_}, at::kLong);
   work_ = group._allgather_base(all_, own_, c10d::AllgatherOptions());
 }
 
@@ -46,14 +51,28 @@ void SignatureExchange::check(std::chrono::milliseconds timeout) const {
   wait_all({work_}, timeout);
   const int64_t* own = own_.const_data_ptr<int64_t>();
   const int64_t* all = all_.const_data_ptr<int64_t>();
-  const int64_t size = all_.numel() / kSlots;
-  for (int64_t r = 0; r < size; ++r) {
-    const int64_t* theirs = all + r * kSlots;
+  for (int64_t r = 0; r < size_; ++r) {
+    const int64_t* theirs = all + r * own_.numel();
     if (std::equal(own, own + kSlots, theirs)) continue;
     std::vector<int64_t> t = shown(theirs);
     TORCH_CHECK(false, "the ranks' tensors do not match: rank ", rank_, " has ", c10::ArrayRef<int64_t>(mine_),
                 ", rank ", r, " has ", c10::ArrayRef<int64_t>(t), theirs[0] > kShown ? " (and more)" : "",
                 " (operation, its root if it has one, dtypes, element counts); a collective needs the same on every rank");
+  }
+  check_pairs();
+}
+
+void SignatureExchange::check_pairs() const {
+  const int64_t* all = all_.const_data_ptr<int64_t>();
+  const int64_t per_rank = own_.numel();
+  for (int64_t from = 0; from < size_; ++from) {
+    for (int64_t to = 0; to < size_; ++to) {
+      const int64_t sent = all[from * per_rank + kSlots + to];
+      const int64_t expected = all[to * per_rank + kSlots + size_ + from];
+      TORCH_CHECK(sent == expected, "the ranks' split sizes do not match: rank ", from, " sends ", sent,
+                  " elements to rank ", to, ", which expects ", expected, " from it; every rank's input split for a "
+                  "peer must equal that peer's output split for it");
+    }
   }
 }
 

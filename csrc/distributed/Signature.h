@@ -20,18 +20,34 @@
 
 namespace foo::distributed {
 
+// An all-to-all's ranks send different amounts to each other, so they
+// cannot agree on one signature. What each rank sends to every rank, and
+// expects from every rank (element counts, indexed by rank), travels along
+// with it instead, and every rank checks every pair, so that all of them
+// fail together.
+struct PairCounts {
+  std::vector<int64_t> sends_to;
+  std::vector<int64_t> receives_from;
+};
+
 class SignatureExchange {
  public:
-  // Starts the exchange of `mine` with every rank of `group`.
-  SignatureExchange(c10d::Backend& group, std::vector<int64_t> mine);
+  // Starts the exchange of `mine` (and of `pairs`, for an all-to-all) with
+  // every rank of `group`.
+  SignatureExchange(c10d::Backend& group, std::vector<int64_t> mine, const PairCounts& pairs = {});
   // Waits for it (at most `timeout`); throws, naming both ranks' values, if
-  // a rank differs.
+  // a rank differs, or naming the pair whose counts differ.
   void check(std::chrono::milliseconds timeout) const;
 
  private:
+  void check_pairs() const;
+
   std::vector<int64_t> mine_;
   int rank_;
-  at::Tensor own_;  // fixed size: ranks that call different operations still exchange as much
+  int size_;
+  // Fixed size (the signature's slots, then the pair counts, zero if none):
+  // ranks that call different operations still exchange as much.
+  at::Tensor own_;
   at::Tensor all_;
   c10::intrusive_ptr<c10d::Work> work_;
 };
