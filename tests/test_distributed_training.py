@@ -126,19 +126,68 @@ def _fsdp(rank, world, dev):
     return results
 
 
+def _sync_batch_norm(rank, world, dev):
+    """nn.SyncBatchNorm under DDP, ranks with batches of different sizes
+    (3 and 5 samples) in channels-last, against BatchNorm2d on the whole
+    batch: outputs, input gradients, parameters and running statistics
+    after two SGD steps."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def net():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU())
+
+    g = torch.Generator().manual_seed(2)
+    sizes = [3 + 2 * r for r in range(world)]
+    xs = [torch.randn(sum(sizes), 3, 6, 6, generator=g) for _ in range(2)]
+    start = sum(sizes[:rank])
+    ref = net()
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.5)
+    model = DDP(torch.nn.SyncBatchNorm.convert_sync_batchnorm(net()).to(dev).to(memory_format=torch.channels_last))
+    opt = torch.optim.SGD(model.parameters(), lr=0.5)
+    assert isinstance(model.module[1], torch.nn.SyncBatchNorm)
+    close = {}
+    for step, x in enumerate(xs):
+        full = x.clone().requires_grad_()
+        want = ref(full)
+        want.square().mean().backward()
+        part = x[start:start + sizes[rank]].to(dev).contiguous(memory_format=torch.channels_last).requires_grad_()
+        got = model(part)
+        # The ranks' losses add up to the reference's, times the world size
+        # that DDP divides the gradients by. Through the synchronized
+        # statistics, each rank's input gradient is that of the sum.
+        (got.square().sum() / want.numel() * world).backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+        opt.step()
+        opt.zero_grad()
+        close[f"out{step}"] = torch.allclose(got.cpu(), want[start:start + sizes[rank]], rtol=1e-4, atol=1e-5)
+        close[f"grad{step}"] = torch.allclose(part.grad.cpu(), full.grad[start:start + sizes[rank]] * world,
+                                              rtol=1e-4, atol=1e-6)
+    for name, p in ref.named_parameters():
+        close[name] = torch.allclose(dict(model.module.named_parameters())[name].cpu(), p.detach(), rtol=1e-4,
+                                     atol=1e-6)
+    bn, ref_bn = model.module[1], ref[1]
+    close["running_mean"] = torch.allclose(bn.running_mean.cpu(), ref_bn.running_mean, atol=1e-5)
+    close["running_var"] = torch.allclose(bn.running_var.cpu(), ref_bn.running_var, atol=1e-5)
+    return close
+
+
 def _two_ranks(rank, world, store):
     import torch.distributed as dist
 
     dev = init(rank, world, store)
-    out = {"ddp": _ddp(rank, world, dev), "fsdp": _fsdp(rank, world, dev)}
+    out = {"ddp": _ddp(rank, world, dev), "fsdp": _fsdp(rank, world, dev),
+           "sync_batch_norm": _sync_batch_norm(rank, world, dev)}
     dist.destroy_process_group()
     return out
 
 
-def test_ddp_and_fsdp2_on_two_ranks_match_single_process(tmp_path):
+def test_ddp_fsdp2_and_sync_batch_norm_on_two_ranks_match_single_process(tmp_path):
     for out in run_ranks(_two_ranks, 2, tmp_path, timeout=150):
         assert out["ddp"] == {"buckets": True, "no_sync": True, "unused": True, "amp": True}
         assert out["fsdp"] == {"reshard": True, "keep": True, "mixed": True}
+        assert out["sync_batch_norm"] and all(out["sync_batch_norm"].values()), str(out["sync_batch_norm"])
 
 
 def _four_ranks(rank, world, store):

@@ -78,3 +78,47 @@ def test_mixed_precision_training(foo, dtype, scale):
     assert mixed[-1] < mixed[0] * 0.7                      # it learns
     # Lower precision drifts, but stays near the float32 run.
     assert abs(mixed[-1] - reference[-1]) < 0.1 * reference[0], (mixed[-1], reference[-1])
+
+
+def test_sync_batch_norm_operators_on_one_rank_match_batch_norm_and_queue_without_waiting(foo):
+    # nn.SyncBatchNorm's operators (no CPU kernels in ATen) with one rank's
+    # statistics: the same outputs and gradients as batch norm, statistics
+    # in float for half input (as CUDA's), and every step queued behind
+    # the busy stream, the host never waiting.
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(5, 4, 3, 3, dtype=torch.float64, generator=g)
+    w, b = torch.randn(4, dtype=torch.float64, generator=g), torch.randn(4, dtype=torch.float64, generator=g)
+    go = torch.randn(5, 4, 3, 3, dtype=torch.float64, generator=g)
+    xr, wr, br = (t.clone().requires_grad_() for t in (x, w, b))
+    rm, rv = torch.zeros(4, dtype=torch.float64), torch.ones(4, dtype=torch.float64)
+    torch.nn.functional.batch_norm(xr, rm, rv, wr, br, training=True, momentum=0.1, eps=1e-5).backward(go)
+    want = torch.nn.functional.batch_norm(x, None, None, w, b, training=True, eps=1e-5)
+
+    X, W, B, GO = (t.to("foo").contiguous(memory_format=torch.channels_last) if t.dim() == 4 else t.to("foo")
+                   for t in (x, w, b, go))
+    RM, RV = torch.zeros(4, dtype=torch.float64, device="foo"), torch.ones(4, dtype=torch.float64, device="foo")
+    count = torch.tensor([45], dtype=torch.int32, device="foo")
+    foo._sleep(300)
+    mean, invstd = torch.batch_norm_stats(X, 1e-5)
+    mean, invstd = torch.batch_norm_gather_stats_with_counts(X, mean[None], invstd[None], RM, RV, 0.1, 1e-5,
+                                                             count.double())
+    out = torch.batch_norm_elemt(X, W, B, mean, invstd, 1e-5)
+    sum_dy, sum_dy_xmu, gw, gb = torch.batch_norm_backward_reduce(GO, X, mean, invstd, W, True, True, True)
+    gi = torch.batch_norm_backward_elemt(GO, X, mean, invstd, W, sum_dy, sum_dy_xmu, count)
+    assert not foo.current_stream().query()
+    torch.testing.assert_close(out.cpu(), want)
+    assert out.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(gi.cpu(), xr.grad)
+    torch.testing.assert_close(gw.cpu(), wr.grad)
+    torch.testing.assert_close(gb.cpu(), br.grad)
+    torch.testing.assert_close(RM.cpu(), rm)
+    torch.testing.assert_close(RV.cpu(), rv)
+
+    # Half input: float statistics; a constant channel with eps 0 has an
+    # inverse standard deviation of 0, not inf.
+    h = torch.ones(2, 3, 4, dtype=torch.half, device="foo")
+    mean, invstd = torch.batch_norm_stats(h, 0.0)
+    assert mean.dtype == invstd.dtype == torch.float32
+    assert invstd.cpu().tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        torch.batch_norm_stats(torch.ones(3, device="foo"), 1e-5)
