@@ -163,3 +163,22 @@ def test_cuda_style_device_queries(foo):
     del x
     foo.reset_max_memory_allocated(1)
     assert foo.max_memory_allocated(1) == foo.memory_allocated(1)
+
+
+def test_default_generators_and_process_list(foo):
+    # torch.cuda.default_generators: one per device, by index, the very
+    # generators random operators on that device draw from.
+    gens = foo.default_generators
+    assert len(gens) == foo.device_count() and [g.device for g in gens] == [
+        torch.device("foo", i) for i in range(foo.device_count())]
+    gens[1].manual_seed(7)
+    a = torch.rand(4, device="foo:1")
+    foo.manual_seed_all(7)
+    assert torch.equal(torch.rand(4, device="foo:1").cpu(), a.cpu())
+    # list_gpu_processes names this process with what it reserves there.
+    x = torch.empty(3 << 20, dtype=torch.uint8, device="foo:1")
+    listing = foo.list_gpu_processes("foo:1").splitlines()
+    assert listing[0] == "GPU:1"
+    pid, mb = listing[1].split()[1], float(listing[1].split()[3])
+    assert int(pid) == __import__("os").getpid() and mb == foo.memory_reserved(1) / 2**20 and mb >= 3
+    del x

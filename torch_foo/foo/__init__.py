@@ -27,6 +27,7 @@ from torch_foo.foo.memory import (
     max_memory_allocated,
     max_memory_reserved,
     get_per_process_memory_fraction,
+    list_gpu_processes,
     mem_get_info,
     memory_allocated,
     memory_reserved,
@@ -107,7 +108,9 @@ __all__ = [
     "max_memory_allocated",
     "max_memory_reserved",
     "get_per_process_memory_fraction",
+    "list_gpu_processes",
     "mem_get_info",
+    "default_generators",
     "memory_allocated",
     "memory_reserved",
     "memory_stats",
@@ -150,6 +153,12 @@ __all__ = [
 
 
 def __getattr__(name: str):  # noqa: ANN202
+    if name == "default_generators":
+        # As torch.cuda.default_generators: each device's default generator,
+        # by index (foo's exist without an initialized runtime).
+        from torch_foo import _C
+
+        return tuple(_C._default_generator(i) for i in range(_C._device_count()))
     # Inductor reads its codegen classes from torch.foo at its first
     # compilation; importing inductor only then keeps `import torch` fast.
     from torch_foo.compile import _registration

@@ -4,6 +4,7 @@ Named after torch.cuda's memory API; the numbers come from torch_foo's
 caching allocator through torch.accelerator.
 """
 
+import os
 from typing import Any
 
 import torch
@@ -147,6 +148,23 @@ def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
                  f"{stats.get('num_device_free', 0):>12}")
     lines.append("=" * width)
     return "\n".join(lines) + "\n"
+
+
+def list_gpu_processes(device: DeviceLike = None) -> str:
+    """The processes using ``device`` and their memory, in torch.cuda.list_gpu_processes's format.
+
+    A simulated device belongs to the process that simulates it, so the list
+    is this process, with the memory its caching allocator holds there (no
+    process, as CUDA words it, before the device has held any memory).
+    """
+    index = _index(device)
+    lines = [f"GPU:{index}"]
+    reserved = memory_reserved(index)
+    if reserved:
+        lines.append(f"process {os.getpid():>10d} uses {reserved / (1024 * 1024):>12.3f} MB GPU memory")
+    else:
+        lines.append("no processes are running")
+    return "\n".join(lines)
 
 
 # History and snapshots, in torch.cuda.memory's private API and format.
