@@ -265,6 +265,15 @@ def test_range_factories_fill_an_out_of_another_shape_in_place(foo):
         out = torch.zeros(3, 1, device=device)
         torch.logspace(0, 2, 3, out=out)
         assert out.shape == (3, 1) and out.flatten().tolist() == [1.0, 10.0, 100.0], device
+    # On a busy stream: queued in order, the host not waiting; a read
+    # queued before sees the old values, one queued after the new.
+    out = torch.full((2, 3), 7.0, device="foo")
+    foo._sleep(200)
+    before = out * 1
+    torch.arange(6.0, out=out)
+    after = out + 0
+    assert not foo.current_stream().query()
+    assert before.tolist() == [[7.0] * 3] * 2 and after.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 
 def test_empty_views_keep_their_storage_offset(foo):
