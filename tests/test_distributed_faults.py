@@ -70,6 +70,12 @@ def _mismatched(rank, world, dev):
     errors["different_operations"] = _error_of(lambda: (
         dist.all_reduce(x) if rank == 0 else dist.all_gather([torch.empty(4, device=dev) for _ in range(world)], x),
         torch.foo.synchronize()))
+    # A failed async collective's Work keeps failing after a
+    # synchronization has reported the error first, as NCCL's does.
+    w = dist.all_reduce(torch.ones(4 * (rank + 1), device=dev), async_op=True)
+    errors["sync_first"] = _error_of(torch.foo.synchronize)
+    errors["work_after_sync"] = _error_of(w.wait)
+    errors["work_success"] = w.is_success()
     # Ranks that name different roots.
     b = torch.ones(4, device=dev)
     errors["broadcast_roots"] = _error_of(lambda: (dist.broadcast(b, src=rank), torch.foo.synchronize()))
@@ -162,6 +168,10 @@ def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
             assert errors[op] is not None and "the ranks' tensors do not match" in errors[op], errors
         assert errors["uneven_all_gather"] is not None and "the ranks' tensors do not match" in errors[
             "uneven_all_gather"], errors
+        assert "the ranks' tensors do not match" in errors["sync_first"], errors["sync_first"]
+        assert errors["work_after_sync"] is not None and "fooccl all_reduce failed: the ranks' tensors do not match" in (
+            errors["work_after_sync"]), errors["work_after_sync"]
+        assert errors["work_success"] is False
         for op in ("all_to_all_single_splits", "all_to_all_sizes"):
             assert errors[op] is not None and (
                 "rank 0 sends 2 elements to rank 1, which expects 3 from it" in errors[op]), errors[op]

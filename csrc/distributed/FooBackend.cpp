@@ -215,7 +215,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::end(Collective& c, const FooStream& i
     }
   }
   release_after(c.staged, internal);
-  auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking);
+  auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking, c.failure);
   work->record_end(internal);
   return work;
 }
@@ -223,15 +223,18 @@ c10::intrusive_ptr<c10d::Work> FooBackend::end(Collective& c, const FooStream& i
 // Runs `fn` (which may throw) as a kernel on `internal`; a failure becomes
 // the stream's error, named after the collective (`name`: a literal, which
 // the profiler also shows).
+// The failure is also left in `failure`, for the collective's Work.
 template <class F>
-static void exchange_kernel(const FooStream& internal, const char* name, F fn) {
+static void exchange_kernel(const FooStream& internal, const char* name, const FailureSlot& failure, F fn) {
   launch_kernel(
       internal,
-      [name, fn = std::move(fn)]() mutable {
+      [name, failure, fn = std::move(fn)]() mutable {
         try {
           fn();
         } catch (const std::exception& e) {
-          throw std::runtime_error(std::string("fooccl ") + name + " failed: " + describe(e));
+          std::string message = std::string("fooccl ") + name + " failed: " + describe(e);
+          *failure = message;
+          throw std::runtime_error(message);
         }
       },
       name);
@@ -285,7 +288,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     // Point to point moves bytes whatever the type; collectives need one
     // gloo knows.
     const bool typed = c.lane == kCollective;
-    exchange_kernel(internal, c.name, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
+    c.failure = std::make_shared<std::string>();
+    exchange_kernel(internal, c.name, c.failure, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
                                        timeout = timeout_, signature = std::move(signature), typed] {
       std::vector<at::Tensor> cpu;
       std::vector<MemoryRange> ranges;

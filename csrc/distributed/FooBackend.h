@@ -32,6 +32,7 @@
 #include <foo_sim/foo_runtime.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include "distributed/FooWork.h"
 #include "distributed/Signature.h"
 #include "runtime/FooStream.h"
 
@@ -134,6 +135,8 @@ class FooBackend : public c10d::Backend {
     bool check_signature = true;
     // An all-to-all's element counts per peer, compared pairwise.
     PairCounts pairs;
+    // Where the kernel leaves its failure for the Work (FooWork.h).
+    FailureSlot failure;
   };
 
   // A send or receive collected while coalescing.

@@ -22,11 +22,12 @@ std::exception_ptr failure(const char* detail) {
 }  // namespace
 
 FooWork::FooWork(int rank, c10d::OpType type, const char* title, c10::Device device, std::vector<at::Tensor> outputs,
-                 bool host_blocking)
+                 bool host_blocking, FailureSlot failure)
     : c10d::Work(rank, type, title),
       device_(device),
       outputs_(std::move(outputs)),
-      host_blocking_(host_blocking) {
+      host_blocking_(host_blocking),
+      failure_(std::move(failure)) {
   c10::DeviceGuard guard(device_);
   // Timing is not needed; failures are reported through this event, since
   // it is how the user learns that the collective failed.
@@ -52,13 +53,19 @@ bool FooWork::poll_locked() {
   if (done_) return true;
   fooError_t e = fooEventQuery(end_);
   if (e == fooErrorNotReady) return false;
+  finish_locked(e);
+  return true;
+}
+
+void FooWork::finish_locked(fooError_t e) {
+  if (e != fooErrorLaunchFailure) FOO_CHECK(e);
+  done_ = true;
   if (e == fooErrorLaunchFailure) {
     error_ = failure(fooGetErrorDetail());
-  } else {
-    FOO_CHECK(e);
+  } else if (failure_ && !failure_->empty()) {
+    // The stream's error went to an earlier synchronization.
+    error_ = failure(failure_->c_str());
   }
-  done_ = true;
-  return true;
 }
 
 bool FooWork::isCompleted() {
@@ -88,13 +95,7 @@ void FooWork::block_host(std::chrono::milliseconds timeout) {
     lock.unlock();
     fooError_t e = fooEventSynchronize(end_);
     lock.lock();
-    if (e != fooErrorLaunchFailure) FOO_CHECK(e);
-    if (!done_) {
-      done_ = true;
-      if (e == fooErrorLaunchFailure) {
-        error_ = failure(fooGetErrorDetail());
-      }
-    }
+    if (!done_) finish_locked(e);
     return;
   }
   while (!poll_locked()) {
@@ -109,7 +110,9 @@ void FooWork::block_host(std::chrono::milliseconds timeout) {
 bool FooWork::wait(std::chrono::milliseconds timeout) {
   if (host_blocking_ || timeout != kNoTimeout) block_host(timeout);
   {
+    // As NCCL's: a collective already known to have failed raises here.
     std::lock_guard<std::mutex> lock(mutex_);
+    poll_locked();
     if (error_) std::rethrow_exception(error_);
   }
   synchronize();

@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <ATen/core/ivalue.h>
@@ -17,12 +19,20 @@
 
 namespace foo::distributed {
 
+// Where a collective's kernel leaves its failure, for its Work: a failing
+// kernel's error is reported once, by the first synchronization that sees
+// it, but an NCCL Work whose collective failed keeps failing however often
+// it is asked. Written by the kernel before it ends; read once the Work's
+// end event has passed, which orders the two.
+using FailureSlot = std::shared_ptr<std::string>;
+
 class FooWork : public c10d::Work {
  public:
   // `outputs` are what result() and the future hand back; `host_blocking`
-  // makes wait() block the host too (barrier).
+  // makes wait() block the host too (barrier); `failure` is the slot of
+  // the collective's kernel (none for a Work with no kernel of its own).
   FooWork(int rank, c10d::OpType type, const char* title, c10::Device device, std::vector<at::Tensor> outputs,
-          bool host_blocking);
+          bool host_blocking, FailureSlot failure = nullptr);
   ~FooWork() override;
 
   // Marks the end of the collective on `internal` (the last thing the
@@ -37,7 +47,8 @@ class FooWork : public c10d::Work {
   // The current foo stream waits for the end event; the host does not.
   void synchronize() override;
   // synchronize(); with a timeout (or for a barrier) the host also waits
-  // until the collective has ended, and a failure is raised here.
+  // until the collective has ended. A failure of a collective that has
+  // ended is raised here.
   bool wait(std::chrono::milliseconds timeout = kNoTimeout) override;
   std::vector<at::Tensor> result() override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
@@ -45,11 +56,15 @@ class FooWork : public c10d::Work {
  private:
   // Turns the end event's state into done_/error_; the caller holds mutex_.
   bool poll_locked();
+  // Once the end event has passed (`e`: its result): done_, and error_
+  // from the stream's error or the kernel's slot.
+  void finish_locked(fooError_t e);
   void block_host(std::chrono::milliseconds timeout);
 
   c10::Device device_;
   std::vector<at::Tensor> outputs_;
   bool host_blocking_;
+  FailureSlot failure_;
   fooEvent_t end_ = nullptr;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   mutable std::mutex mutex_;
