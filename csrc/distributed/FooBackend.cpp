@@ -222,8 +222,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::end(Collective& c, const FooStream& i
 
 // Runs `fn` (which may throw) as a kernel on `internal`; a failure becomes
 // the stream's error, named after the collective (`name`: a literal, which
-// the profiler also shows).
-// The failure is also left in `failure`, for the collective's Work.
+// the profiler also shows), and is also left in `failure`, for the
+// collective's Work.
 template <class F>
 static void exchange_kernel(const FooStream& internal, const char* name, const FailureSlot& failure, F fn) {
   launch_kernel(
@@ -289,8 +289,9 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     // gloo knows.
     const bool typed = c.lane == kCollective;
     c.failure = std::make_shared<std::string>();
-    exchange_kernel(internal, c.name, c.failure, [gloo = gloo_, views = std::move(views), call = std::move(c.call),
-                                       timeout = timeout_, signature = std::move(signature), typed] {
+    exchange_kernel(internal, c.name, c.failure,
+                    [gloo = gloo_, views = std::move(views), call = std::move(c.call), timeout = timeout_,
+                     signature = std::move(signature), typed] {
       std::vector<at::Tensor> cpu;
       std::vector<MemoryRange> ranges;
       cpu.reserve(views.size());
