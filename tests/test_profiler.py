@@ -219,6 +219,21 @@ def test_profile_memory_records_foo_allocations(foo):
     del x
 
 
+def test_profile_memory_counts_outputs_as_their_operators_own(foo):
+    # As with CUDA's kernels, an operator allocates its outputs itself, not
+    # through a child aten::empty: the memory is the operator's self memory.
+    x = torch.ones(1 << 20, device="foo")
+    with profile(activities=ACTIVITIES, profile_memory=True) as prof:
+        y = x * 2                                       # a structured kernel
+        z = torch.nn.functional.softplus(x)             # another
+        w = torch.special.airy_ai(x[:1 << 18])          # the CPU fallback
+    averages = {e.key: e for e in prof.key_averages()}
+    for name, nbytes in (("aten::mul", 4 << 20), ("aten::softplus", 4 << 20), ("aten::special_airy_ai", 1 << 20)):
+        assert averages[name].self_device_memory_usage == nbytes, name
+    assert not any(k.startswith("aten::empty") for k in averages), sorted(averages)
+    del y, z, w
+
+
 @pytest.mark.parametrize("use_kineto", [False, True])
 def test_autograd_profiler_with_use_device(foo, use_kineto):
     """torch.autograd.profiler.profile(use_device="foo"): without Kineto, each

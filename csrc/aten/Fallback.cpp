@@ -38,6 +38,7 @@
 
 #include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
+#include "aten/EmptyFoo.h"
 #include "aten/Fallback.h"
 #include "aten/KernelChecks.h"
 #include "aten/FallbackMetaCache.h"
@@ -239,7 +240,7 @@ void run_views(const c10::OperatorHandle& op, Stack* stack, size_t num_args) {
 
 at::Tensor foo_copy_of(const at::Tensor& cpu, c10::Device device) {
   if (cpu.layout() != c10::kStrided) return cpu.to(device);  // a sparse result: its indices and values
-  auto out = at::empty_strided(cpu.sizes(), cpu.strides(), cpu.options().device(device));
+  auto out = empty_strided_foo(cpu.sizes(), cpu.strides(), cpu.options().device(device));
   out.copy_(cpu);
   return out;
 }
@@ -433,13 +434,13 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
       flat += 1;
     } else if (meta[r].isTensor()) {
       const at::Tensor& m = meta[r].toTensor();
-      auto out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
+      auto out = empty_strided_foo(m.sizes(), m.strides(), m.options().device(device));
       targets_now.emplace_back(out, flat++);
       results.push_back(out);
     } else if (meta[r].isTensorList()) {
       c10::List<at::Tensor> outs;
       for (const at::Tensor& m : meta[r].toTensorList()) {
-        auto out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
+        auto out = empty_strided_foo(m.sizes(), m.strides(), m.options().device(device));
         targets_now.emplace_back(out, flat++);
         outs.push_back(out);
       }

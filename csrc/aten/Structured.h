@@ -33,6 +33,7 @@
 #include "aten/Carry.h"
 #include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
+#include "aten/EmptyFoo.h"
 #include "aten/KeptIterator.h"
 #include "aten/KernelChecks.h"
 #include "aten/KernelTensor.h"
@@ -119,7 +120,7 @@ struct AllocatingMeta final : Meta {
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) override {
     // No strides means contiguous.
-    outputs[i] = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+    outputs[i] = strides.empty() ? empty_foo(sizes, options) : empty_strided_foo(sizes, strides, options);
     // TensorIterator records its outputs here; plain meta classes have no body.
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>) Meta::set_output_raw_strided(i, sizes, strides, options);
   }
