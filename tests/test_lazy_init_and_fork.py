@@ -15,6 +15,11 @@ def child(queue, what):
             torch.foo.synchronize()
         elif what == "torch.Stream":
             torch.Stream("foo")
+        elif what == "seeding":
+            # As torch.cuda's (a DataLoader worker's worker_init_fn): ignored.
+            torch.foo.manual_seed(1)
+            torch.foo.seed()
+            torch.foo.manual_seed_all(1)
         queue.put("no error")
     except RuntimeError as e:
         queue.put(str(e))
@@ -46,6 +51,14 @@ print(json.dumps([message, torch.foo.is_initialized()]))
     assert parent_ok
 
 
+def test_seeding_in_a_child_forked_after_init_is_ignored_as_on_cuda():
+    out = run_python_json(FORK_CHILD + """
+torch.foo.init()
+print(json.dumps(run_child("seeding")))
+""")
+    assert out == "no error"
+
+
 def test_child_forked_before_init_can_use_foo():
     out = run_python_json(FORK_CHILD + """
 torch.foo.device_count(); torch.foo.is_available()   # fork-safe queries
@@ -63,6 +76,8 @@ def test_no_devices():
             error = None
         except RuntimeError as e:
             error = str(e)
+        torch.foo.manual_seed(0)   # ignored without a device, as by torch.cuda
+        torch.foo.seed()
         print(json.dumps([torch.foo.is_available(), torch.foo.device_count(),
                           torch.accelerator.is_available(), error]))
     """, env={"FOO_SIM_DEVICE_COUNT": "0"})

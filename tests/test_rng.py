@@ -123,3 +123,27 @@ def test_each_random_kernel_is_seeded_by_philox_of_seed_and_offset(foo):
     first, second = torch.rand(5, device="foo"), torch.randn(3, device="foo")
     assert first.cpu().equal(torch.rand(5, generator=torch.Generator().manual_seed(kernel_seed(seed, 0))))
     assert second.cpu().equal(torch.randn(3, generator=torch.Generator().manual_seed(kernel_seed(seed, 1))))
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_recomputes_with_the_same_random_numbers(foo, reentrant):
+    # torch.utils.checkpoint saves and restores the device's RNG state only
+    # if the device module says it is initialized (torch.cuda._initialized):
+    # otherwise the recomputed dropout draws another mask and every gradient
+    # is wrong.
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    block = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.Dropout(0.5), torch.nn.Linear(16, 16)).to("foo")
+    x = torch.randn(8, 16, device="foo", requires_grad=True)
+    assert foo._initialized
+    grads = []
+    for use_checkpoint in (False, True):
+        torch.manual_seed(1)
+        y = checkpoint(block, x, use_reentrant=reentrant) if use_checkpoint else block(x)
+        x.grad = None
+        block.zero_grad()
+        y.square().sum().backward()
+        grads.append([x.grad.cpu()] + [p.grad.cpu() for p in block.parameters()])
+    for plain, checkpointed in zip(*grads):
+        torch.testing.assert_close(checkpointed, plain)

@@ -153,6 +153,11 @@ __all__ = [
 
 
 def __getattr__(name: str):  # noqa: ANN202
+    if name == "_initialized":
+        # torch.cuda's flag, which torch.utils.checkpoint reads (getattr
+        # with a default) to decide whether to save and restore the device's
+        # RNG state around a recomputation.
+        return is_initialized()
     if name == "default_generators":
         # As torch.cuda.default_generators: each device's default generator,
         # by index (foo's exist without an initialized runtime).

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 import torch
 
 from torch_foo import _C
+from torch_foo.foo._lazy import _is_in_bad_fork
 from torch_foo.foo._utils import DeviceLike, _get_device_index
 
 
@@ -37,8 +38,17 @@ def set_rng_state_all(new_states: Iterable[torch.Tensor]) -> None:
         set_rng_state(state, i)
 
 
+def _no_current_device() -> bool:
+    # No device, or a child forked after foo was initialized: there is no
+    # current device to seed. torch.cuda then queues the call for an
+    # initialization that can never happen, i.e. ignores it, and so does foo.
+    return _C._device_count() == 0 or _is_in_bad_fork()
+
+
 def manual_seed(seed: int) -> None:
-    """Seeds the current foo device's generator."""
+    """Seeds the current foo device's generator (ignored without a usable device, as by torch.cuda)."""
+    if _no_current_device():
+        return
     _generator(None).manual_seed(int(seed))
 
 
@@ -49,7 +59,9 @@ def manual_seed_all(seed: int) -> None:
 
 
 def seed() -> None:
-    """Seeds the current device's generator with a non-deterministic number."""
+    """Seeds the current device's generator with a non-deterministic number (ignored as manual_seed is)."""
+    if _no_current_device():
+        return
     _generator(None).seed()
 
 
