@@ -42,6 +42,15 @@ def test_elapsed_time_needs_timing_and_completion(foo):
         timed.elapsed_time(late)
     late.synchronize()
     assert timed.elapsed_time(late) >= 199
+    # As CUDA: no timing between two devices' events, whichever API made them.
+    for make in (lambda: foo.Event(enable_timing=True), lambda: torch.Event("foo", enable_timing=True)):
+        on0, on1 = make(), make()
+        on0.record(foo.current_stream(0))
+        on1.record(foo.current_stream(1))
+        foo.synchronize(0)
+        foo.synchronize(1)
+        with pytest.raises(RuntimeError, match="start event belongs to device 0 and the end event to device 1"):
+            on0.elapsed_time(on1)
 
 
 def test_a_stream_may_wait_on_an_event_of_another_device(foo):

@@ -445,6 +445,13 @@ fooError_t Scheduler::elapsed_time(float* ms, Event* start, Event* end) {
                   format("fooEventElapsedTime: the %s event has not completed yet", which));
     }
   }
+  // As cudaEventElapsedTime: two devices' clocks are not compared.
+  if (start->device != end->device) {
+    return fail(fooErrorInvalidResourceHandle,
+                format("fooEventElapsedTime: the start event belongs to device %d and the end event to device %d; "
+                       "only events of one device can be timed against each other",
+                       start->device, end->device));
+  }
   std::chrono::duration<float, std::milli> d = end->latest->time - start->latest->time;
   *ms = d.count();
   return fooSuccess;

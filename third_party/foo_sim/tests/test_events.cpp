@@ -63,6 +63,16 @@ TEST(elapsed_time_errors) {
   CHECK_ERR(fooEventElapsedTime(nullptr, timed, timed), fooErrorInvalidValue);
   CHECK_OK(fooEventElapsedTime(&ms, timed, timed));
   CHECK(ms == 0.0f);
+  // Events of two devices are not timed against each other (CUDA refuses).
+  fooEvent_t elsewhere;
+  CHECK_OK(fooSetDevice(1));
+  CHECK_OK(fooEventCreate(&elsewhere));
+  CHECK_OK(fooEventRecord(elsewhere, nullptr));
+  CHECK_OK(fooDeviceSynchronize());
+  CHECK_OK(fooSetDevice(0));
+  CHECK_ERR(fooEventElapsedTime(&ms, timed, elsewhere), fooErrorInvalidResourceHandle);
+  CHECK_DETAIL_HAS("device 0 and the end event to device 1");
+  CHECK_OK(fooEventDestroy(elsewhere));
   for (fooEvent_t e : {timed, untimed, unrecorded}) CHECK_OK(fooEventDestroy(e));
   CHECK_ERR(fooEventQuery(timed), fooErrorInvalidResourceHandle);
   CHECK_ERR(fooEventCreateWithFlags(&timed, 0x40), fooErrorInvalidValue);
