@@ -141,6 +141,25 @@ def test_non_blocking_copy_from_pinned_memory_and_block_reuse(foo):
     assert dst.cpu().eq(2.0).all()
 
 
+def test_non_blocking_converting_copy_from_pinned_memory_reads_it_in_stream_order(foo):
+    # As CUDA's: with non_blocking, the dtype is converted on the device, so
+    # the host neither waits for the busy stream nor reads the pinned source
+    # at the call: a change made after the call, without synchronizing, is
+    # what the copy sees (the race a CUDA loader that reuses its pinned
+    # batch too early has).
+    batch = torch.full((1 << 16,), 1, dtype=torch.uint8).pin_memory()
+    foo._sleep(300)
+    dst = batch.to("foo", dtype=torch.float32, non_blocking=True)
+    assert not foo.current_stream().query()
+    batch.fill_(2)
+    assert dst.dtype == torch.float32 and dst.cpu().eq(2.0).all()
+    # Blocking, the host converts at the call, as CUDA's does.
+    batch = torch.full((4,), 3, dtype=torch.uint8).pin_memory()
+    dst = batch.to("foo", dtype=torch.float32)
+    batch.fill_(4)
+    assert dst.cpu().tolist() == [3.0] * 4
+
+
 @pytest.mark.parametrize("layout", ["transposed", "channels-last"])
 def test_pinned_round_trip_into_another_layout_reads_in_stream_order(foo, layout):
     # A pinned buffer filled by a queued copy, then copied into a foo tensor

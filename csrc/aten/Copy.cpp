@@ -116,8 +116,18 @@ void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_
     copy_same_device(staging, dst);
     return;
   }
-  // As CUDA does, the host converts the source's dtype, layout and bits at
-  // the call, then the bytes move.
+  // A non_blocking copy that changes the dtype converts on the device, as
+  // CUDA's does: the source's own bytes move when the stream gets there
+  // (from pinned memory they are read then, not at the call), and a kernel
+  // converts them.
+  if (non_blocking && src.scalar_type() != dst.scalar_type() && !src.is_conj() && !src.is_neg()) {
+    at::Tensor raw = empty_foo_like(dst, src.scalar_type(), dst.device());
+    copy_host_to_device(src, raw, true);
+    copy_same_device(raw, dst);
+    return;
+  }
+  // Otherwise, as CUDA does, the host converts the source's dtype, layout
+  // and bits at the call, then the bytes move.
   at::Tensor host = src.to(dst.scalar_type()).resolve_conj().resolve_neg().contiguous();
   FOO_CHECK(fooMemcpyAsync(dst.data_ptr(), host.data_ptr(), nbytes(dst), fooMemcpyHostToDevice, stream.stream()));
   finish_host_copy(host, stream, non_blocking);
