@@ -89,6 +89,53 @@ def test_two_streams_write_one_buffer(race):
     assert race.race_reports()[0]["first"]["access"] == race.race_reports()[0]["second"]["access"] == "write"
 
 
+def test_strided_views_race_only_where_their_bytes_meet(race):
+    # Column halves and even/odd rows interleave without sharing a byte:
+    # not a race. Overlapping columns are, counted once however many rows
+    # they meet in.
+    s = race.Stream()
+    with race.race_check("raise"):
+        a, b = torch.ones(64, 64, device="foo"), torch.ones(64, 64, device="foo")
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            race._sleep(20)
+            a[:, :32].mul_(2)
+            b[0::2].add_(1)
+        a[:, 32:].add_(1)
+        b[1::2].mul_(3)
+    assert race.race_reports() == []
+    race.synchronize()
+    with race.race_check("warn"), warnings.catch_warnings(record=True):
+        with race.stream(s):
+            a[:, :40].mul_(2)
+        a[:, 24:].add_(1)
+    (report,) = race.race_reports()
+    assert report["count"] == 1 and report["first"]["access"] == report["second"]["access"] == "write"
+
+
+def test_factories_of_a_tensor_read_only_its_shape(race):
+    # zeros_like and the others use only shape, dtype and device, and a
+    # forward on a side stream followed by backward on the default stream
+    # is correct (CUDA's backward synchronizes with the forward's streams):
+    # autograd's ones_like(loss) must not count as a read of loss.
+    s = race.Stream()
+    model = torch.nn.Linear(16, 4).to("foo")
+    x = torch.randn(8, 16, device="foo")
+    with race.race_check("raise"):
+        a = torch.ones(1024, device="foo")
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            race._sleep(20)
+            a.mul_(2)
+            loss = model(x).square().mean()
+        for make in (torch.zeros_like, torch.ones_like, torch.rand_like, torch.randn_like,
+                     lambda t: torch.full_like(t, 3.0), lambda t: t.new_zeros(4), lambda t: t.new_full((4,), 2.0)):
+            make(a)
+        loss.backward()
+        race.current_stream().wait_stream(s)
+    assert race.race_reports() == []
+
+
 def test_graph_replay_not_ordered_with_its_input(race):
     x = torch.ones(1000, device="foo")
     s = race.Stream()
@@ -168,6 +215,17 @@ def test_host_overwrites_pinned_memory_before_the_copy_ran(race):
     assert "synchronize" in message
     (report,) = race.race_reports()
     assert report["kind"] == "host" and report["second"]["device"] is None
+    # A host read that runs CPU operators within CPU operators (sum calls
+    # sum.dim_IntList) is one access, one report.
+    race.clear_race_reports()
+    with race.race_check("warn"), warnings.catch_warnings(record=True):
+        pinned = torch.empty(1 << 16).pin_memory()
+        with race.stream(s):
+            race._sleep(20)
+            pinned.copy_(dst, non_blocking=True)
+        pinned.sum()
+    assert [r["second"]["op"] for r in race.race_reports()] == ["aten::sum"]
+    race.synchronize()
     # Synchronizing first is correct.
     race.clear_race_reports()
     with race.race_check("raise"):

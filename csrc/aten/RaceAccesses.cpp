@@ -15,6 +15,7 @@
 #include <c10/util/Exception.h>
 #include <foo_sim/foo_race.h>
 
+#include "aten/TensorByteRuns.h"
 #include "runtime/FooLentMemory.h"
 #include "runtime/FooRace.h"
 
@@ -36,7 +37,10 @@ struct OpInfo {
 };
 
 bool reads_only_metadata(const std::string& name) {
-  static const char* const kNames[] = {"aten::empty_like", "aten::new_empty", "aten::new_empty_strided",
+  // The factories that take a tensor for its shape, dtype and device.
+  static const char* const kNames[] = {"aten::empty_like", "aten::zeros_like", "aten::ones_like", "aten::full_like",
+                                       "aten::rand_like", "aten::randn_like", "aten::randint_like", "aten::new_empty",
+                                       "aten::new_empty_strided", "aten::new_zeros", "aten::new_ones", "aten::new_full",
                                        "aten::is_pinned", "aten::set_", "aten::record_stream",
                                        "aten::_has_same_storage_numel", "aten::is_same_size", "aten::size",
                                        "aten::stride", "aten::sym_size", "aten::sym_stride", "aten::detach_"};
@@ -75,21 +79,9 @@ std::string describe(const at::Tensor& t) {
   return out + "]";
 }
 
-// The bytes a (strided) tensor spans; false for tensors without memory.
-bool span_of(const at::Tensor& t, const char** begin, size_t* bytes) {
-  if (!t.defined() || t.is_sparse() || t.is_sparse_csr() || !t.has_storage() || t.numel() == 0) return false;
-  const char* base = static_cast<const char*>(t.const_data_ptr());
-  if (base == nullptr) return false;
-  int64_t lo = 0, hi = 0;
-  for (int64_t i = 0; i < t.dim(); ++i) {
-    int64_t extent = (t.size(i) - 1) * t.stride(i);
-    (extent < 0 ? lo : hi) += extent;
-  }
-  size_t item = t.element_size();
-  *begin = base + lo * static_cast<int64_t>(item);
-  *bytes = static_cast<size_t>(hi - lo) * item + item;
-  return true;
-}
+// A strided tensor is declared as up to this many runs of bytes (its
+// whole span beyond: TensorByteRuns.h).
+constexpr size_t kMaxRuns = 1024;
 
 struct Gathered {
   std::vector<at::Tensor> tensors;
@@ -120,11 +112,17 @@ std::string site() {
   return provider ? provider() : std::string();
 }
 
-// What an operator declared on top of: restored when it returns.
+// What an operator declared on top of: restored when it returns. Or, for
+// a CPU operator, that it is the outermost one checking the host's
+// accesses: the operators it calls touch its tensors again, and one access
+// of the host must make one report, not one per nested operator.
 struct Declared final : at::ObserverContext {
   explicit Declared(fooRaceMark m) : mark(m) {}
-  fooRaceMark mark;
+  Declared() = default;
+  fooRaceMark mark{};
+  bool host_operator = false;
 };
+thread_local bool t_in_host_operator = false;
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   if (fooRaceOnExecutorThread() || fooRaceGetMode() == fooRaceModeOff) return nullptr;
@@ -138,16 +136,20 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     // A foo operator: its foo tensors are the accesses of its launch.
     std::vector<std::string> whats;
     std::vector<fooRaceAccess> accesses;
+    std::vector<size_t> access_what;  // index into whats
     whats.reserve(g.tensors.size());
     for (size_t i = 0; i < g.tensors.size(); ++i) {
       const at::Tensor& t = g.tensors[i];
-      const char* begin;
-      size_t bytes;
-      if (t.device().type() != c10::DeviceType::PrivateUse1 || !span_of(t, &begin, &bytes)) continue;
+      if (t.device().type() != c10::DeviceType::PrivateUse1) continue;
+      std::vector<ByteRun> runs = byte_runs(t, kMaxRuns);
+      if (runs.empty()) continue;
       whats.push_back(describe(t));
-      accesses.push_back(fooRaceAccess{begin, bytes, g.writes[i] ? 1 : 0, nullptr});
+      for (const ByteRun& r : runs) {
+        accesses.push_back(fooRaceAccess{r.begin, r.bytes, g.writes[i] ? 1 : 0, nullptr});
+        access_what.push_back(whats.size() - 1);
+      }
     }
-    for (size_t i = 0; i < accesses.size(); ++i) accesses[i].what = whats[i].c_str();
+    for (size_t i = 0; i < accesses.size(); ++i) accesses[i].what = whats[access_what[i]].c_str();
     if (accesses.empty()) return nullptr;
     auto declared = std::make_unique<Declared>(fooRaceGetMark());
     fooRaceDeclare(accesses.data(), accesses.size(), info->name.c_str(), site().c_str());
@@ -157,11 +159,18 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   // asynchronous copies, and CPU aliases of foo memory (the fallback's
   // synchronous path), can be in queued work's way; pageable memory cannot
   // (pageable copies block the host).
+  if (t_in_host_operator) return nullptr;
+  auto outermost = std::make_unique<Declared>();
+  outermost->host_operator = true;
+  t_in_host_operator = true;
   for (size_t i = 0; i < g.tensors.size(); ++i) {
     const at::Tensor& t = g.tensors[i];
-    const char* begin;
-    size_t bytes;
-    if (!t.is_cpu() || !span_of(t, &begin, &bytes)) continue;
+    if (!t.is_cpu()) continue;
+    // One range per tensor: the host's strided accesses are rare enough.
+    std::vector<ByteRun> span = byte_runs(t, 1);
+    if (span.empty()) continue;
+    const char* begin = span[0].begin;
+    size_t bytes = span[0].bytes;
     fooPointerAttributes attributes;
     if (fooPointerGetAttributes(&attributes, begin) != fooSuccess || attributes.type == fooMemoryTypeUnregistered) {
       continue;
@@ -171,7 +180,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     // cannot raise.
     fooRaceHostAccess(begin, bytes, g.writes[i] ? 1 : 0, describe(t).c_str(), info->name.c_str(), site().c_str());
   }
-  return nullptr;
+  return outermost;
 }
 
 void on_op_end(const at::RecordFunction&, at::ObserverContext* context) {
@@ -179,7 +188,13 @@ void on_op_end(const at::RecordFunction&, at::ObserverContext* context) {
   // Declared accesses that no launch took (views, metadata-only operators)
   // must not be attributed to a later, unrelated launch; an enclosing
   // operator's stay for its own launch.
-  if (context != nullptr) fooRaceRestoreMark(static_cast<Declared*>(context)->mark);
+  if (auto* declared = static_cast<Declared*>(context)) {
+    if (declared->host_operator) {
+      t_in_host_operator = false;
+    } else {
+      fooRaceRestoreMark(declared->mark);
+    }
+  }
   if (fooRaceGetMode() != fooRaceModeWarn) return;
   std::vector<std::string> messages;
   fooRaceTakeNewReports(

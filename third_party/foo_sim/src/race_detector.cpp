@@ -122,6 +122,27 @@ void State::host_join(const VectorClock& c) {
   ++host_version;
 }
 
+// The reports of one launch: a tensor declared as several runs of bytes
+// (a strided view) may conflict in each of them, and that is still one race
+// of that launch, counted once.
+class LaunchReports {
+ public:
+  explicit LaunchReports(State& st) : st_(st) {}
+  size_t add(fooRaceKind kind, const Conflict& c, const AccessInfoPtr& second) {
+    size_t index = st_.add_report(kind, c, second);
+    if (std::find(seen_.begin(), seen_.end(), index) != seen_.end()) {
+      --st_.reports[index].count;
+    } else {
+      seen_.push_back(index);
+    }
+    return index;
+  }
+
+ private:
+  State& st_;
+  std::vector<size_t> seen_;
+};
+
 size_t State::add_report(fooRaceKind kind, const Conflict& c, const AccessInfoPtr& second) {
   std::string key = c.earlier.info->op + '\x1f' + c.earlier.info->site + '\x1f' + (c.earlier.info->write ? "w" : "r") +
                     '\x1f' + second->op + '\x1f' + second->site + '\x1f' + (second->write ? "w" : "r");
@@ -210,11 +231,12 @@ fooError_t on_launch(fooStream_st* s) {
                         declared.ranges.end());
   // Check everything against the state before this launch, then record.
   bool raise = g_mode.load() == fooRaceModeRaise;
+  LaunchReports counted(st);
   for (const auto& r : declared.ranges) {
     Conflict c;
     if (!st.shadow.find_conflict(r.begin, r.end, r.write, n, ss.clock, &c)) continue;
     fooRaceKind kind = c.freed_since ? fooRaceKindUseAfterFree : fooRaceKindUnordered;
-    size_t index = st.add_report(kind, c, info_for(r.what, r.write));
+    size_t index = counted.add(kind, c, info_for(r.what, r.write));
     if (raise) {
       st.last_raised[std::this_thread::get_id()] = index;
       return fail(fooErrorRaceDetected, st.reports[index].message);
@@ -284,10 +306,11 @@ fooError_t on_replay(fooStream_st* s, const GraphData& graph) {
     return info;
   };
   bool raise = g_mode.load() == fooRaceModeRaise;
+  LaunchReports counted(st);
   for (const auto* r : ranges) {
     Conflict c;
     if (!st.shadow.find_conflict(r->begin, r->end, r->write, n, ss.clock, &c)) continue;
-    size_t index = st.add_report(c.freed_since ? fooRaceKindUseAfterFree : fooRaceKindUnordered, c, info_for(*r));
+    size_t index = counted.add(c.freed_since ? fooRaceKindUseAfterFree : fooRaceKindUnordered, c, info_for(*r));
     if (raise) {
       st.last_raised[std::this_thread::get_id()] = index;
       return fail(fooErrorRaceDetected, st.reports[index].message);
