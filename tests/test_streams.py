@@ -43,6 +43,9 @@ def test_set_stream_and_stream_context_restore(foo):
     assert foo.current_stream() == foo.default_stream()
     with foo.stream(None):
         assert foo.current_stream() == foo.default_stream()
+    with pytest.raises(ValueError, match="expects a foo stream, got a stream of device cpu"):
+        foo.set_stream(torch.Stream("cpu"))
+    assert foo.current_stream() == foo.default_stream()
 
 
 def test_stream_context_on_another_device_restores_both_devices(foo):

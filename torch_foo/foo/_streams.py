@@ -118,6 +118,8 @@ def set_stream(stream: Optional[torch.Stream]) -> None:
     """Makes ``stream`` current on its device and makes that device current, as torch.cuda.set_stream."""
     if stream is None:
         return
+    if stream.device.type != "foo":
+        raise ValueError(f"torch.foo.set_stream expects a foo stream, got a stream of device {stream.device}")
     _lazy_init()
     _C._set_device(stream.device_index)
     _C._set_stream(stream)
