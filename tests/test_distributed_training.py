@@ -173,21 +173,58 @@ def _sync_batch_norm(rank, world, dev):
     return close
 
 
+def _tensor_parallel(rank, world, dev):
+    """DTensor, functional collectives and tensor parallelism over a foo
+    device mesh, against the same computation on one CPU process."""
+    import torch.distributed._functional_collectives as funcol
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    mesh = init_device_mesh("foo", (world,))
+    out = {}
+    t = torch.full((4,), float(rank + 1), device=dev)
+    out["all_reduce"] = funcol.all_reduce(t, "sum", mesh).cpu().tolist() == [float(world * (world + 1) // 2)] * 4
+    out["all_gather"] = funcol.all_gather_tensor(t, 0, mesh).cpu().tolist() == [
+        float(r + 1) for r in range(world) for _ in range(4)]
+    g = torch.Generator().manual_seed(3)
+    full = torch.randn(8, 6, generator=g)
+    d = distribute_tensor(full.to(dev), mesh, [Shard(0)])
+    out["shard"] = d.to_local().device == dev and torch.equal(d.to_local().cpu(), full.chunk(world)[rank])
+    out["replicate"] = torch.equal(d.redistribute(mesh, [Replicate()]).to_local().cpu(), full)
+    torch.manual_seed(1)
+    ref = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    model = torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    model.load_state_dict(ref.state_dict())
+    model = parallelize_module(model.to(dev), mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    x = torch.randn(5, 6, generator=g)
+    y = model(x.to(dev))
+    want = ref(x)
+    out["forward"] = torch.allclose(y.cpu(), want, atol=1e-5)
+    y.sum().backward()
+    want.sum().backward()
+    out["grad"] = all(torch.allclose(getattr(model[i], n).grad.full_tensor().cpu(), getattr(ref[i], n).grad, atol=1e-5)
+                      for i in (0, 2) for n in ("weight", "bias"))
+    return out
+
+
 def _two_ranks(rank, world, store):
     import torch.distributed as dist
 
     dev = init(rank, world, store)
     out = {"ddp": _ddp(rank, world, dev), "fsdp": _fsdp(rank, world, dev),
-           "sync_batch_norm": _sync_batch_norm(rank, world, dev)}
+           "sync_batch_norm": _sync_batch_norm(rank, world, dev), "tensor_parallel": _tensor_parallel(rank, world, dev)}
     dist.destroy_process_group()
     return out
 
 
-def test_ddp_fsdp2_and_sync_batch_norm_on_two_ranks_match_single_process(tmp_path):
+def test_ddp_fsdp2_sync_batch_norm_and_tensor_parallel_on_two_ranks_match_single_process(tmp_path):
     for out in run_ranks(_two_ranks, 2, tmp_path, timeout=150):
         assert out["ddp"] == {"buckets": True, "no_sync": True, "unused": True, "amp": True}
         assert out["fsdp"] == {"reshard": True, "keep": True, "mixed": True}
         assert out["sync_batch_norm"] and all(out["sync_batch_norm"].values()), str(out["sync_batch_norm"])
+        assert out["tensor_parallel"] == dict.fromkeys(
+            ("all_reduce", "all_gather", "shard", "replicate", "forward", "grad"), True), out["tensor_parallel"]
 
 
 def _four_ranks(rank, world, store):
