@@ -161,6 +161,37 @@ def test_forward_backward_equals_eager(name):
     assert _frames() == 1
 
 
+@pytest.mark.parametrize("case", ["inference", "channels_last_training", "conv_transpose"])
+def test_convolutions_in_the_layouts_inductor_expects(case):
+    # Inductor lays convolutions out channels-last for inference, and users
+    # train channels-last models: the fake tensors' prediction of each
+    # convolution's layout must be the layout foo's kernel produces, or the
+    # generated code's stride assertions fail.
+    torch.manual_seed(0)
+    conv = (torch.nn.ConvTranspose2d if case == "conv_transpose" else torch.nn.Conv2d)(3, 8, 3).foo()
+    x = torch.randn(2, 3, 8, 8, device="foo")
+    if case != "inference":
+        conv = conv.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last).requires_grad_()
+    with torch.set_grad_enabled(case != "inference"):
+        got = torch.compile(conv)(x)
+        want = conv(x.detach())
+    _close(got, want)
+    if case != "inference":
+        got.square().sum().backward()
+        assert x.grad.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_eager_convolution_layouts_follow_cudnn():
+    # Channels-last in (input or weight), channels-last out, except double.
+    x, w = torch.randn(2, 3, 8, 8, device="foo"), torch.randn(4, 3, 3, 3, device="foo")
+    cl = torch.channels_last
+    assert torch.nn.functional.conv2d(x, w).is_contiguous()
+    assert torch.nn.functional.conv2d(x.contiguous(memory_format=cl), w).is_contiguous(memory_format=cl)
+    assert torch.nn.functional.conv2d(x, w.contiguous(memory_format=cl)).is_contiguous(memory_format=cl)
+    assert torch.nn.functional.conv2d(x.double().contiguous(memory_format=cl), w.double()).is_contiguous()
+
+
 def test_training_loop_with_compiled_optimizer_step_equals_eager():
     torch.manual_seed(0)
     eager = mlp().foo()

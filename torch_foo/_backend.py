@@ -36,9 +36,11 @@ def register() -> None:
             torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
         # torch.compile: dynamo's device interface and inductor's backend,
         # registered when dynamo and inductor are first imported.
-        from torch_foo.compile import _registration
+        from torch_foo.compile import _registration, fake_conv
 
         _registration.install()
+        # Fake tensors (compile, export) predict foo's convolution layouts.
+        fake_conv.install()
         # torch.distributed: the fooccl backend for foo tensors.
         from torch_foo import distributed
 

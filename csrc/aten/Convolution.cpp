@@ -1,6 +1,8 @@
 // Convolutions on foo. at::convolution sends backends other than CPU and
 // CUDA to convolution_overrideable (and its backward); here they run ATen's
 // CPU convolution on the stream.
+#include "aten/Convolution.h"
+
 #include <ATen/ops/convolution.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/empty.h>
@@ -28,6 +30,11 @@ std::vector<int64_t> output_size(const at::Tensor& input, const at::Tensor& weig
   return size;
 }
 
+// A tensor of `like`'s sizes and options in `format`.
+at::Tensor empty_in(const at::Tensor& like, c10::MemoryFormat format) {
+  return at::empty(like.sizes(), like.options().memory_format(format));
+}
+
 at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias,
                        at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                        at::IntArrayRef output_padding, int64_t groups) {
@@ -39,7 +46,7 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   at::ScalarType dtype = input.scalar_type();
   check_cuda_has_kernel(name, dtype);
   at::Tensor out = at::empty(output_size(input, weight, stride, padding, dilation, transposed, output_padding, groups),
-                             input.options().memory_format(input.suggest_memory_format()));
+                             input.options().memory_format(convolution_memory_format(input, weight)));
   // complex32, which CUDA convolves and CPU does not, is computed in complex64.
   at::ScalarType compute = wider_compute_dtype(name, dtype).value_or(dtype);
   launch_into(device, name, {out},
@@ -63,8 +70,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   c10::Device device = grad_output.device();
   check_same_device(device, input, name);
   check_same_device(device, weight, name);
-  at::Tensor grad_input = output_mask[0] ? at::empty_like(input) : at::Tensor();
-  at::Tensor grad_weight = output_mask[1] ? at::empty_like(weight) : at::Tensor();
+  const c10::MemoryFormat format = convolution_memory_format(input, weight);
+  at::Tensor grad_input = output_mask[0] ? empty_in(input, format) : at::Tensor();
+  at::Tensor grad_weight = output_mask[1] ? empty_in(weight, format) : at::Tensor();
   int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   at::Tensor grad_bias = output_mask[2] ? at::empty({channels}, weight.options()) : at::Tensor();
   launch_into(device, name, {grad_input, grad_weight, grad_bias},
@@ -78,6 +86,21 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
              });
   return {grad_input, grad_weight, grad_bias};
 }
+
+}  // namespace
+
+c10::MemoryFormat convolution_memory_format(const at::Tensor& input, const at::Tensor& weight) {
+  if (input.scalar_type() == at::kDouble || weight.scalar_type() == at::kDouble) return c10::MemoryFormat::Contiguous;
+  const auto channels_last = weight.dim() == 5 ? c10::MemoryFormat::ChannelsLast3d
+                             : weight.dim() == 4 ? c10::MemoryFormat::ChannelsLast
+                                                 : c10::MemoryFormat::Contiguous;
+  if (channels_last == c10::MemoryFormat::Contiguous) return channels_last;
+  return input.suggest_memory_format() == channels_last || weight.suggest_memory_format() == channels_last
+             ? channels_last
+             : c10::MemoryFormat::Contiguous;
+}
+
+namespace {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", TORCH_FN(convolution));

@@ -3,6 +3,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "aten/CompiledKernels.h"
+#include "aten/Convolution.h"
 #include "python/Bindings.h"
 
 namespace py = pybind11;
@@ -40,6 +41,10 @@ void bind_compile(py::module& m) {
   });
   m.def("_name_compiled_kernel", [](uintptr_t fn, const std::string& name) {
     aten::name_compiled_kernel(reinterpret_cast<aten::PackedKernelFn>(fn), name);
+  });
+  // The layout of a foo convolution's output, for fake tensors.
+  m.def("_convolution_memory_format", [](const at::Tensor& input, const at::Tensor& weight) {
+    return aten::convolution_memory_format(input, weight);
   });
 }
 
