@@ -237,6 +237,11 @@ def _collectives(rank, world, dev):
     dist.all_reduce(c)
     torch.testing.assert_close(c, sum(expect))
 
+    # Complex tensors go as their real views where NCCL sends them so.
+    z = [torch.full((4,), complex(r + 1, 2 * r + 1)) for r in range(world)]
+    t = z[rank].to(dev)
+    dist.reduce(t, dst=0)
+    check("complex reduce", torch.view_as_real(t), torch.view_as_real(sum(z) if rank == 0 else z[rank]))
     # float8 moves as bytes (gloo has no such type), bit for bit.
     f8 = [_filled(r, dtype=torch.float8_e4m3fn) for r in range(world)]
     t = _filled(rank, dtype=torch.float8_e4m3fn, device=dev)
@@ -269,6 +274,8 @@ def _collectives(rank, world, dev):
                                                       torch.zeros(4, device=dev, dtype=torch.uint16)),
         "uint32_send": lambda: dist.send(torch.zeros(4, device=dev, dtype=torch.uint32), dst=1 - rank % 2),
         "float8_sum": lambda: dist.all_reduce(torch.zeros(4, device=dev, dtype=torch.float8_e4m3fn)),
+        "complex_max": lambda: dist.reduce(torch.zeros(4, device=dev, dtype=torch.complex64), dst=0,
+                                           op=dist.ReduceOp.MAX),
     }.items():
         try:
             call()
@@ -294,6 +301,7 @@ def _check_collectives(out):
     assert e["uint16"] == ("TypeError", "Input tensor data type is not supported for fooccl process group: UInt16")
     assert e["uint32_send"][0] == "TypeError" and e["uint32_send"][1].endswith("UInt32")
     assert e["float8_sum"][0] == "RuntimeError" and "Float8 dtypes are not currently supported" in e["float8_sum"][1]
+    assert e["complex_max"][0] == "RuntimeError" and "on complex tensors" in e["complex_max"][1]
 
 
 def _stream_semantics(rank, world, dev):

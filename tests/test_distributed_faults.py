@@ -76,6 +76,13 @@ def _mismatched(rank, world, dev):
     errors["sync_first"] = _error_of(torch.foo.synchronize)
     errors["work_after_sync"] = _error_of(w.wait)
     errors["work_success"] = w.is_success()
+    # And so does a coalesced group's Work, for a collective of the group
+    # (a broadcast: the manager does not fuse those into one collective).
+    t = torch.ones(4 * (rank + 1), device=dev)
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:
+        dist.broadcast(t, src=0)
+    errors["group_sync_first"] = _error_of(torch.foo.synchronize)
+    errors["group_after_sync"] = _error_of(cm.wait)
     # Ranks that name different roots.
     b = torch.ones(4, device=dev)
     errors["broadcast_roots"] = _error_of(lambda: (dist.broadcast(b, src=rank), torch.foo.synchronize()))
@@ -172,6 +179,9 @@ def test_mismatched_shapes_raise_and_destroy_releases_staging_buffers(tmp_path):
         assert errors["work_after_sync"] is not None and "fooccl all_reduce failed: the ranks' tensors do not match" in (
             errors["work_after_sync"]), errors["work_after_sync"]
         assert errors["work_success"] is False
+        assert "the ranks' tensors do not match" in errors["group_sync_first"], errors["group_sync_first"]
+        assert errors["group_after_sync"] is not None and "fooccl broadcast failed" in errors["group_after_sync"], (
+            errors["group_after_sync"])
         for op in ("all_to_all_single_splits", "all_to_all_sizes"):
             assert errors[op] is not None and (
                 "rank 0 sends 2 elements to rank 1, which expects 3 from it" in errors[op]), errors[op]

@@ -113,6 +113,23 @@ def test_strided_views_race_only_where_their_bytes_meet(race):
     assert report["count"] == 1 and report["first"]["access"] == report["second"]["access"] == "write"
 
 
+def test_an_operator_the_detector_cannot_describe_leaves_it_working(race):
+    # A nested tensor has no plain strides: its operators are not tracked,
+    # and the host's later accesses still are.
+    s = race.Stream()
+    dst = torch.ones(1 << 12, device="foo")
+    with race.race_check("warn"), warnings.catch_warnings(record=True):
+        nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+        (nested * 2).values()
+        pinned = torch.empty(1 << 12).pin_memory()
+        with race.stream(s):
+            race._sleep(20)
+            pinned.copy_(dst, non_blocking=True)
+        pinned.sum()
+    assert [r["kind"] for r in race.race_reports()] == ["host"]
+    race.synchronize()
+
+
 def test_factories_of_a_tensor_read_only_its_shape(race):
     # zeros_like and the others use only shape, dtype and device, and a
     # forward on a side stream followed by backward on the default stream

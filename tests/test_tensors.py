@@ -153,6 +153,12 @@ def test_non_blocking_converting_copy_from_pinned_memory_reads_it_in_stream_orde
     assert not foo.current_stream().query()
     batch.fill_(2)
     assert dst.dtype == torch.float32 and dst.cpu().eq(2.0).all()
+    # From complex, the warning CPU and CUDA give is a Python warning at the
+    # call, and the real part arrives.
+    z = torch.full((4,), 1 + 2j).pin_memory()
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        real = z.to("foo", dtype=torch.float32, non_blocking=True)
+    assert real.cpu().tolist() == [1.0] * 4
     # Blocking, the host converts at the call, as CUDA's does.
     batch = torch.full((4,), 3, dtype=torch.uint8).pin_memory()
     dst = batch.to("foo", dtype=torch.float32)

@@ -7,6 +7,7 @@
 #include <ATen/ops/_local_scalar_dense.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -123,6 +124,12 @@ void copy_host_to_device(const at::Tensor& src, const at::Tensor& dst, bool non_
   if (non_blocking && src.scalar_type() != dst.scalar_type() && !src.is_conj() && !src.is_neg()) {
     at::Tensor raw = empty_foo_like(dst, src.scalar_type(), dst.device());
     copy_host_to_device(src, raw, true);
+    if (raw.is_complex() && !dst.is_complex() && dst.scalar_type() != at::kBool) {
+      // The warning CPU's and CUDA's copy_ give at the call, given here,
+      // on the host; the device takes the real part, which is that cast.
+      TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
+      raw = at::real(raw);
+    }
     copy_same_device(raw, dst);
     return;
   }

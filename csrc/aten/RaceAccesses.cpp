@@ -160,9 +160,6 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   // synchronous path), can be in queued work's way; pageable memory cannot
   // (pageable copies block the host).
   if (t_in_host_operator) return nullptr;
-  auto outermost = std::make_unique<Declared>();
-  outermost->host_operator = true;
-  t_in_host_operator = true;
   for (size_t i = 0; i < g.tensors.size(); ++i) {
     const at::Tensor& t = g.tensors[i];
     if (!t.is_cpu()) continue;
@@ -180,6 +177,11 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     // cannot raise.
     fooRaceHostAccess(begin, bytes, g.writes[i] ? 1 : 0, describe(t).c_str(), info->name.c_str(), site().c_str());
   }
+  // Set last: nothing above may leave it set if it throws (RecordFunction
+  // then calls on_op_end without this context).
+  auto outermost = std::make_unique<Declared>();
+  outermost->host_operator = true;
+  t_in_host_operator = true;
   return outermost;
 }
 

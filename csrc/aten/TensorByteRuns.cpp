@@ -21,7 +21,10 @@ ByteRun whole_span(const at::Tensor& t, const char* base) {
 }  // namespace
 
 std::vector<ByteRun> byte_runs(const at::Tensor& t, size_t max_runs) {
-  if (!t.defined() || t.is_sparse() || t.is_sparse_csr() || !t.has_storage() || t.numel() == 0) return {};
+  if (!t.defined() || t.is_sparse() || t.is_sparse_csr() || t.is_nested() || !t.has_storage() ||
+      t.unsafeGetTensorImpl()->has_symbolic_sizes_strides() || t.numel() == 0) {
+    return {};
+  }
   const char* base = static_cast<const char*>(t.const_data_ptr());
   if (base == nullptr) return {};
   if (t.is_non_overlapping_and_dense()) return {whole_span(t, base)};

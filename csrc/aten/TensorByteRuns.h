@@ -20,7 +20,8 @@ struct ByteRun {
 // cut into runs along their innermost contiguous dimensions; beyond
 // `max_runs` runs, or with negative strides, the whole span from the first
 // to the last byte stands for them (a superset of their bytes). Empty for
-// tensors without memory.
+// tensors without memory or without plain strides (sparse, nested,
+// symbolic).
 std::vector<ByteRun> byte_runs(const at::Tensor& t, size_t max_runs);
 
 }  // namespace foo::aten

@@ -11,8 +11,10 @@
 namespace foo::distributed {
 
 // Throws TypeError for an element type NCCL has no type for (int16,
-// unsigned integers wider than 8 bits, complex...), RuntimeError for
-// float8 in a reduction, as ProcessGroupNCCL does.
+// unsigned integers wider than 8 bits, complex outside the operations that
+// view it as real), as ProcessGroupNCCL does; RuntimeError for float8 in a
+// reduction (NCCL's refusal, except that its reduce accepts float8, which
+// gloo cannot reduce).
 void check_exchangeable(const at::Tensor& t, c10d::OpType op);
 
 // The tensor as gloo can take it: float8 viewed as bytes (same shape),

@@ -72,6 +72,19 @@ double premul_factor(c10d::ReduceOp& op) {
   return factor;
 }
 
+// As NCCL's all_reduce, reduce and broadcast: a complex tensor is
+// exchanged as its real view, for the operations for which that is the
+// same thing (`op`: none for a broadcast).
+at::Tensor complex_as_real(const at::Tensor& t, const c10d::ReduceOp* op, const char* name) {
+  if (!t.is_complex()) return t;
+  if (op != nullptr) {
+    const auto k = op->op_;
+    TORCH_CHECK(k == c10d::ReduceOp::SUM || k == c10d::ReduceOp::AVG || k == c10d::ReduceOp::PREMUL_SUM, "fooccl ",
+                name, " does not support this ReduceOp on complex tensors (SUM, AVG and PREMUL_SUM only, as NCCL)");
+  }
+  return at::view_as_real(t);
+}
+
 // The element counts an all_to_all_single moves to or from each rank: its
 // splits count rows of dim 0 (equal parts when there are none).
 std::vector<int64_t> elements_per_peer(const at::Tensor& t, const std::vector<int64_t>& splits, int size) {
@@ -215,7 +228,10 @@ c10::intrusive_ptr<c10d::Work> FooBackend::end(Collective& c, const FooStream& i
     }
   }
   release_after(c.staged, internal);
-  auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking, c.failure);
+  std::vector<FailureSlot> failures = std::move(c.covered_failures);
+  failures.push_back(c.failure);
+  auto work = c10::make_intrusive<FooWork>(rank_, c.type, c.name, c.device, c.outputs, c.host_blocking,
+                                           std::move(failures));
   work->record_end(internal);
   return work;
 }
@@ -289,6 +305,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     // gloo knows.
     const bool typed = c.lane == kCollective;
     c.failure = std::make_shared<std::string>();
+    if (coalescing_ && c.lane == kCollective) coalesced_failures_.push_back(c.failure);
     exchange_kernel(internal, c.name, c.failure,
                     [gloo = gloo_, views = std::move(views), call = std::move(c.call), timeout = timeout_,
                      signature = std::move(signature), typed] {
@@ -315,7 +332,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
                                                      const c10d::AllreduceOptions& opts) {
   if (all_cpu(tensors)) return gloo_->allreduce(tensors, opts);
   check_one(tensors, "all_reduce");
-  at::Tensor t = tensors[0];
+  at::Tensor t = complex_as_real(tensors[0], &opts.reduceOp, "all_reduce");
   c10d::AllreduceOptions o = opts;
   double factor = premul_factor(o.reduceOp);
   Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
@@ -336,7 +353,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& te
                                                      const c10d::BroadcastOptions& opts) {
   if (all_cpu(tensors)) return gloo_->broadcast(tensors, opts);
   check_one(tensors, "broadcast");
-  at::Tensor t = tensors[0];
+  at::Tensor t = complex_as_real(tensors[0], nullptr, "broadcast");
   Collective c{"broadcast", c10d::OpType::BROADCAST};
   c.device = t.device();
   const bool root = opts.rootRank == rank_;
@@ -352,7 +369,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& te
 c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
   if (all_cpu(tensors)) return gloo_->reduce(tensors, opts);
   check_one(tensors, "reduce");
-  at::Tensor t = tensors[0];
+  at::Tensor t = complex_as_real(tensors[0], &opts.reduceOp, "reduce");
   c10d::ReduceOptions o = opts;
   double factor = premul_factor(o.reduceOp);
   // As with NCCL, only the root's tensor receives the result.
@@ -808,6 +825,7 @@ void FooBackend::startCoalescing() {
   coalescing_ = true;
   coalesced_.clear();
   coalesced_collectives_.reset();
+  coalesced_failures_.clear();
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
@@ -818,6 +836,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
   std::optional<c10::Device> collectives = std::exchange(coalesced_collectives_, std::nullopt);
   Collective c{"batch_isend_irecv", c10d::OpType::COALESCED, kSend};
   c.check_signature = false;
+  c.covered_failures = std::exchange(coalesced_failures_, {});
   if (ops.empty()) {
     // Only collectives in the group: they are already queued on the
     // collective stream of their device, and this Work ends after them.

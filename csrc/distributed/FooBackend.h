@@ -135,8 +135,10 @@ class FooBackend : public c10d::Backend {
     bool check_signature = true;
     // An all-to-all's element counts per peer, compared pairwise.
     PairCounts pairs;
-    // Where the kernel leaves its failure for the Work (FooWork.h).
+    // Where the kernel leaves its failure for the Work (FooWork.h), and
+    // those of the collectives a coalesced group's Work covers.
     FailureSlot failure;
+    std::vector<FailureSlot> covered_failures;
   };
 
   // A send or receive collected while coalescing.
@@ -182,6 +184,7 @@ class FooBackend : public c10d::Backend {
   // The device of the collectives issued while coalescing: the group's
   // Work ends after them too.
   std::optional<c10::Device> coalesced_collectives_;
+  std::vector<FailureSlot> coalesced_failures_;
   // Created on first use per device and lane; destroyed with the backend.
   std::vector<std::array<std::optional<FooStream>, kLanes>> streams_;
 };

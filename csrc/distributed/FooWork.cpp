@@ -22,12 +22,12 @@ std::exception_ptr failure(const char* detail) {
 }  // namespace
 
 FooWork::FooWork(int rank, c10d::OpType type, const char* title, c10::Device device, std::vector<at::Tensor> outputs,
-                 bool host_blocking, FailureSlot failure)
+                 bool host_blocking, std::vector<FailureSlot> failures)
     : c10d::Work(rank, type, title),
       device_(device),
       outputs_(std::move(outputs)),
       host_blocking_(host_blocking),
-      failure_(std::move(failure)) {
+      failures_(std::move(failures)) {
   c10::DeviceGuard guard(device_);
   // Timing is not needed; failures are reported through this event, since
   // it is how the user learns that the collective failed.
@@ -62,9 +62,14 @@ void FooWork::finish_locked(fooError_t e) {
   done_ = true;
   if (e == fooErrorLaunchFailure) {
     error_ = failure(fooGetErrorDetail());
-  } else if (failure_ && !failure_->empty()) {
+  } else {
     // The stream's error went to an earlier synchronization.
-    error_ = failure(failure_->c_str());
+    for (const FailureSlot& slot : failures_) {
+      if (slot && !slot->empty()) {
+        error_ = failure(slot->c_str());
+        break;
+      }
+    }
   }
 }
 

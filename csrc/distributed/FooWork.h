@@ -29,10 +29,11 @@ using FailureSlot = std::shared_ptr<std::string>;
 class FooWork : public c10d::Work {
  public:
   // `outputs` are what result() and the future hand back; `host_blocking`
-  // makes wait() block the host too (barrier); `failure` is the slot of
-  // the collective's kernel (none for a Work with no kernel of its own).
+  // makes wait() block the host too (barrier); `failures` are the slots of
+  // the kernels it covers (a coalesced group's Work covers its
+  // collectives').
   FooWork(int rank, c10d::OpType type, const char* title, c10::Device device, std::vector<at::Tensor> outputs,
-          bool host_blocking, FailureSlot failure = nullptr);
+          bool host_blocking, std::vector<FailureSlot> failures = {});
   ~FooWork() override;
 
   // Marks the end of the collective on `internal` (the last thing the
@@ -64,7 +65,7 @@ class FooWork : public c10d::Work {
   c10::Device device_;
   std::vector<at::Tensor> outputs_;
   bool host_blocking_;
-  FailureSlot failure_;
+  std::vector<FailureSlot> failures_;
   fooEvent_t end_ = nullptr;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   mutable std::mutex mutex_;

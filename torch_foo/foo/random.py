@@ -53,7 +53,9 @@ def manual_seed(seed: int) -> None:
 
 
 def manual_seed_all(seed: int) -> None:
-    """Seeds the generators of all foo devices."""
+    """Seeds the generators of all foo devices (ignored in a child forked after initialization, as by torch.cuda)."""
+    if _is_in_bad_fork():
+        return
     for i in range(_C._device_count()):
         _generator(i).manual_seed(int(seed))
 
@@ -66,7 +68,9 @@ def seed() -> None:
 
 
 def seed_all() -> None:
-    """Seeds every device with one non-deterministic number."""
+    """Seeds every device with one non-deterministic number (ignored as manual_seed_all is)."""
+    if _is_in_bad_fork():
+        return
     value = _generator(0).seed() if _C._device_count() else None
     for i in range(1, _C._device_count()):
         _generator(i).manual_seed(value)

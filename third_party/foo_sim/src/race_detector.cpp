@@ -122,9 +122,10 @@ void State::host_join(const VectorClock& c) {
   ++host_version;
 }
 
-// The reports of one launch: a tensor declared as several runs of bytes
-// (a strided view) may conflict in each of them, and that is still one race
-// of that launch, counted once.
+// The reports of one launch: its accesses that race with one earlier
+// access (the runs of bytes of a strided view, or two tensors of one
+// operator against the same earlier operator) make one race of that
+// launch, counted once.
 class LaunchReports {
  public:
   explicit LaunchReports(State& st) : st_(st) {}
