@@ -50,6 +50,26 @@ def _collectives(rank, world, dev):
         t = _filled(rank, dtype=torch.int32, device=dev)
         dist.all_reduce(t, op=op)
         check(f"all_reduce {op}", t, want)
+    # AVG on integers, as NCCL: the sum divided by the group's size, rounded
+    # toward zero (gloo has none), in every reducing form.
+    signed = [(_filled(r, dtype=torch.int32) - 4) * 7 for r in range(world)]
+    want = torch.div(sum(signed), world, rounding_mode="trunc")
+    t = signed[rank].to(dev)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    check("integer AVG all_reduce", t, want)
+    t = signed[rank].to(dev)
+    dist.reduce(t, dst=0, op=dist.ReduceOp.AVG)
+    check("integer AVG reduce", t, want if rank == 0 else signed[rank])
+    part = torch.empty(12 // world, dtype=torch.int32, device=dev)
+    dist.reduce_scatter_tensor(part, signed[rank].flatten().to(dev), op=dist.ReduceOp.AVG)
+    check("integer AVG reduce_scatter_tensor", part, want.flatten().chunk(world)[rank])
+    a, b = signed[rank].to(dev), _filled(rank, device=dev)
+    with dist._coalescing_manager(device=dev, async_ops=True) as cm:
+        dist.all_reduce(a, op=dist.ReduceOp.AVG)
+        dist.all_reduce(b, op=dist.ReduceOp.AVG)
+    cm.wait()
+    check("integer AVG coalesced", a, want)
+    check("float AVG coalesced with integers", b, sum(expect) / world)
     t = _filled(rank, device=dev)
     dist.all_reduce(t, op=dist._make_nccl_premul_sum(0.5))
     check("all_reduce premul_sum", t, sum(expect) * 0.5)
@@ -274,6 +294,7 @@ def _collectives(rank, world, dev):
                                                       torch.zeros(4, device=dev, dtype=torch.uint16)),
         "uint32_send": lambda: dist.send(torch.zeros(4, device=dev, dtype=torch.uint32), dst=1 - rank % 2),
         "float8_sum": lambda: dist.all_reduce(torch.zeros(4, device=dev, dtype=torch.float8_e4m3fn)),
+        "bool_avg": lambda: dist.all_reduce(torch.ones(4, device=dev, dtype=torch.bool), op=dist.ReduceOp.AVG),
         "complex_max": lambda: dist.reduce(torch.zeros(4, device=dev, dtype=torch.complex64), dst=0,
                                            op=dist.ReduceOp.MAX),
     }.items():
@@ -302,6 +323,7 @@ def _check_collectives(out):
     assert e["uint32_send"][0] == "TypeError" and e["uint32_send"][1].endswith("UInt32")
     assert e["float8_sum"][0] == "RuntimeError" and "Float8 dtypes are not currently supported" in e["float8_sum"][1]
     assert e["complex_max"][0] == "RuntimeError" and "on complex tensors" in e["complex_max"][1]
+    assert e["bool_avg"] == ("RuntimeError", "Cannot use ReduceOp.AVG with boolean inputs")
 
 
 def _stream_semantics(rank, world, dev):

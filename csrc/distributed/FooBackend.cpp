@@ -72,6 +72,31 @@ double premul_factor(c10d::ReduceOp& op) {
   return factor;
 }
 
+// gloo has no AVG for integers. NCCL's is the sum divided by the group's
+// size, rounded toward zero: when an AVG involves integers, the op becomes
+// SUM and the kernel divides what gloo summed (floats of the same
+// coalesced call too, exactly). Returns the divisor (0: nothing to do)
+// and rewrites op.
+int64_t integer_average(c10d::ReduceOp& op, const std::vector<at::Tensor>& tensors, int size) {
+  if (op.op_ != c10d::ReduceOp::AVG) return 0;
+  bool integers = false;
+  for (const at::Tensor& t : tensors) {
+    TORCH_CHECK(t.scalar_type() != at::kBool, "Cannot use ReduceOp.AVG with boolean inputs");
+    integers = integers || at::isIntegralType(t.scalar_type(), /*includeBool=*/false);
+  }
+  if (!integers) return 0;
+  op = c10d::ReduceOp(c10d::ReduceOp::SUM);
+  return size;
+}
+
+void divide(const at::Tensor& t, int64_t divisor) {
+  if (at::isIntegralType(t.scalar_type(), /*includeBool=*/false)) {
+    t.div_(divisor, "trunc");
+  } else {
+    t.div_(divisor);
+  }
+}
+
 // As NCCL's all_reduce, reduce and broadcast: a complex tensor is
 // exchanged as its real view, for the operations for which that is the
 // same thing (`op`: none for a broadcast).
@@ -308,7 +333,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     if (coalescing_ && c.lane == kCollective) coalesced_failures_.push_back(c.failure);
     exchange_kernel(internal, c.name, c.failure,
                     [gloo = gloo_, views = std::move(views), call = std::move(c.call), timeout = timeout_,
-                     signature = std::move(signature), typed] {
+                     signature = std::move(signature), typed, after = std::move(c.after_exchange)] {
       std::vector<at::Tensor> cpu;
       std::vector<MemoryRange> ranges;
       cpu.reserve(views.size());
@@ -322,6 +347,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       // No call: a Work that only marks a point of the stream (endCoalescing).
       c10::intrusive_ptr<c10d::Work> w = call ? call(*gloo, cpu) : nullptr;
       if (w) wait_all({w}, timeout);
+      if (after) after(cpu);
     });
     if (c.stage_out) c.stage_out();
   }
@@ -335,9 +361,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
   at::Tensor t = complex_as_real(tensors[0], &opts.reduceOp, "all_reduce");
   c10d::AllreduceOptions o = opts;
   double factor = premul_factor(o.reduceOp);
+  int64_t divisor = integer_average(o.reduceOp, {t}, size_);
   Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
   c.device = t.device();
   lend_or_stage(c, {{t, true, true}}, true);
+  if (divisor) c.after_exchange = [divisor](std::vector<at::Tensor>& cpu) { divide(cpu[0], divisor); };
   c.call = [o, factor, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
     // On the tensor itself when lent, as NCCL's PREMUL_SUM: it is the
     // output anyway.
@@ -372,6 +400,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tenso
   at::Tensor t = complex_as_real(tensors[0], &opts.reduceOp, "reduce");
   c10d::ReduceOptions o = opts;
   double factor = premul_factor(o.reduceOp);
+  int64_t divisor = integer_average(o.reduceOp, {t}, size_);
   // As with NCCL, only the root's tensor receives the result.
   bool root = opts.rootRank == rank_;
   at::Tensor s = pinned_like(t);
@@ -385,6 +414,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tenso
     return g.reduce(cpu, o);
   };
   if (root) c.stage_out = [s, t]() mutable { t.copy_(s, true); };
+  if (root && divisor) c.after_exchange = [divisor](std::vector<at::Tensor>& cpu) { divide(cpu[0], divisor); };
   c.device_tensors = {t};
   c.outputs = {t};
   return launch(std::move(c));
@@ -533,7 +563,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, a
 
 c10::intrusive_ptr<c10d::Work> FooBackend::launch_pairs(const char* name, c10d::OpType type,
                                                         std::vector<at::Tensor> outputs, std::vector<at::Tensor> inputs,
-                                                        PairCall each) {
+                                                        PairCall each, int64_t divisor) {
   TORCH_CHECK_VALUE(!inputs.empty() && inputs.size() == outputs.size(), "fooccl ", name,
                     ": expecting as many outputs as inputs, got ", outputs.size(), " and ", inputs.size());
   Collective c{name, type};
@@ -549,6 +579,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch_pairs(const char* name, c10d::
   c.stage_in = [staged = c.staged, inputs]() mutable {
     for (size_t i = 0; i < inputs.size(); ++i) staged[2 * i].copy_(inputs[i], true);
   };
+  if (divisor) {
+    c.after_exchange = [divisor](std::vector<at::Tensor>& cpu) {
+      for (size_t i = 1; i < cpu.size(); i += 2) divide(cpu[i], divisor);
+    };
+  }
   c.call = [each, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
     // One after the other, in the same order on every rank.
     for (size_t i = 0; i + 1 < cpu.size(); i += 2) {
@@ -588,12 +623,14 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_coalesced(std::vector<at::T
   o.reduceOp = opts.reduceOp;
   o.timeout = opts.timeout;
   double factor = premul_factor(o.reduceOp);
+  int64_t divisor = integer_average(o.reduceOp, tensors, size_);
   return launch_pairs("all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, tensors, tensors,
                       [o, factor](c10d::Backend& g, at::Tensor& in, at::Tensor&) {
                         if (factor != 1.0) in.mul_(factor);
                         std::vector<at::Tensor> one{in};
                         return g.allreduce(one, o);
-                      });
+                      },
+                      divisor);
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
@@ -607,11 +644,13 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter_tensor_coalesced(std::
   }
   c10d::ReduceScatterOptions o = opts;
   double factor = premul_factor(o.reduceOp);
+  int64_t divisor = integer_average(o.reduceOp, inputs, size_);
   return launch_pairs("reduce_scatter_tensor_coalesced", c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, outputs,
                       inputs, [o, factor](c10d::Backend& g, at::Tensor& in, at::Tensor& out) {
                         if (factor != 1.0) in.mul_(factor);
                         return g._reduce_scatter_base(out, in, o);
-                      });
+                      },
+                      divisor);
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -626,6 +665,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor
   check_list(ins, out, "reduce_scatter", "input");
   c10d::ReduceScatterOptions o = opts;
   double factor = premul_factor(o.reduceOp);
+  int64_t divisor = integer_average(o.reduceOp, {out}, size_);
   const int64_t n = out.numel();
   // The inputs are packed into one flat buffer, converted to the output's
   // dtype by the copies, as NCCL flattens them.
@@ -634,6 +674,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor
   Collective c{"reduce_scatter", c10d::OpType::REDUCE_SCATTER};
   c.device = out.device();
   c.staged = {s_in, s_out};
+  if (divisor) c.after_exchange = [divisor](std::vector<at::Tensor>& cpu) { divide(cpu[1], divisor); };
   c.stage_in = [s_in, ins, n]() mutable {
     for (size_t j = 0; j < ins.size(); ++j) {
       s_in.narrow(0, static_cast<int64_t>(j) * n, n).view(ins[j].sizes()).copy_(ins[j], true);
@@ -662,7 +703,9 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& outp
   at::Tensor in = input, out = output;
   c10d::ReduceScatterOptions o = opts;
   double factor = premul_factor(o.reduceOp);
+  int64_t divisor = integer_average(o.reduceOp, {in}, size_);
   Collective c{"reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE};
+  if (divisor) c.after_exchange = [divisor](std::vector<at::Tensor>& cpu) { divide(cpu[1], divisor); };
   c.device = in.device();
   // gloo leaves its input as it was, but the factor is applied to the
   // input: that needs a copy the caller's tensor does not see.

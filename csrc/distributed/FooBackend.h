@@ -135,6 +135,9 @@ class FooBackend : public c10d::Backend {
     bool check_signature = true;
     // An all-to-all's element counts per peer, compared pairwise.
     PairCounts pairs;
+    // Run by the kernel on what gloo worked on, once gloo is done:
+    // fooccl's part of an integer AVG (`integer_average`).
+    std::function<void(std::vector<at::Tensor>&)> after_exchange;
     // Where the kernel leaves its failure for the Work (FooWork.h), and
     // those of the collectives a coalesced group's Work covers.
     FailureSlot failure;
@@ -169,8 +172,9 @@ class FooBackend : public c10d::Backend {
   // One collective per (output, input) pair, in one Work: `each` runs the
   // gloo part of one pair on its staged (input, output).
   using PairCall = std::function<c10::intrusive_ptr<c10d::Work>(c10d::Backend&, at::Tensor& in, at::Tensor& out)>;
+  // `divisor`: an integer AVG's (integer_average), applied to the outputs.
   c10::intrusive_ptr<c10d::Work> launch_pairs(const char* name, c10d::OpType type, std::vector<at::Tensor> outputs,
-                                              std::vector<at::Tensor> inputs, PairCall each);
+                                              std::vector<at::Tensor> inputs, PairCall each, int64_t divisor = 0);
   FooStream stream_for(Lane lane, c10::DeviceIndex device);
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
