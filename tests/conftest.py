@@ -29,6 +29,18 @@ FOO_SIM_DEFAULTS = {
 os.environ.update(FOO_SIM_DEFAULTS)
 os.environ.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
 
+# pytest-xdist's workers (-n auto: one per core) keep the cores busy
+# already; each worker, and the children it starts, gets its share of them
+# as intra-op threads. With every worker at torch's default (all cores),
+# the OpenMP threads outnumber the cores, an OpenMP parallel region waits
+# for a thread that has no core, and on a loaded 2-core machine a small
+# transformer's training step took 15 times as long. Tests about thread
+# teams set their own counts (tests/test_openmp_teams.py). Set before torch
+# is imported: OpenMP reads it when torch starts its first team.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    _share = max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))
+    os.environ["OMP_NUM_THREADS"] = str(_share)
+
 
 # Prepended to a child's code during a race-checked run: at exit, its
 # reports go where the parent test's would, named after the parent test.

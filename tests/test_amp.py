@@ -102,6 +102,34 @@ def test_amp_kernels_check_their_devices(foo):
             [torch.ones(3, device="foo:1")], torch.zeros(1, device="foo"), torch.ones(1, device="foo"))
 
 
+@pytest.mark.parametrize("case", ["inv_scale double", "found_inf int", "int grads", "tracker float",
+                                  "two-element scale"])
+def test_amp_kernels_check_their_arguments_at_the_call_as_cuda(foo, case):
+    # Custom grad scalers call these directly: a wrong argument raises at
+    # the call, not later at an unrelated synchronization.
+    f = dict(device="foo")
+    call, message = {
+        "inv_scale double": (lambda: torch._amp_foreach_non_finite_check_and_unscale_(
+            [torch.ones(2, **f)], torch.zeros(1, **f), torch.ones(1, dtype=torch.double, **f)),
+            "inv_scale must be a float tensor"),
+        "found_inf int": (lambda: torch._amp_foreach_non_finite_check_and_unscale_(
+            [torch.ones(2, **f)], torch.zeros(1, dtype=torch.int, **f), torch.ones(1, **f)),
+            "found_inf must be a float tensor"),
+        "int grads": (lambda: torch._amp_foreach_non_finite_check_and_unscale_(
+            [torch.ones(2, dtype=torch.int, **f)], torch.zeros(1, **f), torch.ones(1, **f)),
+            "floating-point"),
+        "tracker float": (lambda: torch._amp_update_scale_(
+            torch.ones(1, **f), torch.zeros(1, **f), torch.zeros(1, **f), 2.0, 0.5, 1),
+            "growth_tracker must be an int tensor"),
+        "two-element scale": (lambda: torch._amp_update_scale_(
+            torch.ones(2, **f), torch.zeros(1, dtype=torch.int, **f), torch.zeros(1, **f), 2.0, 0.5, 1),
+            "current_scale must be a 1-element tensor"),
+    }[case]
+    with pytest.raises(RuntimeError, match=message):
+        call()
+    foo.synchronize()  # nothing was queued to fail later
+
+
 def test_optimizer_state_on_the_cpu_is_a_clear_error(foo):
     param = torch.nn.Parameter(torch.ones(3, device="foo"))
     opt = torch.optim.Adam([param], foreach=True)

@@ -58,3 +58,41 @@ def test_out_argument_of_the_wrong_size_is_resized_with_the_usual_warning(foo):
     with pytest.warns(UserWarning, match="resized"):
         torch.cumsum(torch.ones(3, device="foo"), 0, out=out)
     assert out.shape == (3,) and out.cpu().tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin", "logcumsumexp", "fused_sgd", "fused_adagrad",
+                                  "fused_adam_tensor_lr", "fused_adamw_tensor_lr", "fused_sgd_tensor_lr"])
+def test_operators_without_a_meta_function_but_known_results_do_not_wait(foo, name):
+    # torch has no meta function for these; their results are known anyway
+    # (nothing but arguments their callers sized, or one of the input's
+    # shape), so they are queued as CUDA launches them.
+    x = torch.tensor([[3.0, 1.0, 4.0], [1.0, 5.0, 9.0]])
+    grad = torch.tensor([[0.5, -1.0, 2.0], [1.0, 1.0, -3.0]])
+    if name in ("cummax", "cummin", "logcumsumexp"):
+        op = {"cummax": lambda t: torch.cummax(t, 1).values, "cummin": lambda t: torch.cummin(t, 1).indices,
+              "logcumsumexp": lambda t: torch.logcumsumexp(t, 1)}[name]
+        expected = op(x)
+        x_foo = x.to("foo")
+        result, elapsed = _returns_while_busy(foo, lambda: op(x_foo))
+    else:
+        optimizer, extra = {"fused_sgd": ("SGD", dict(lr=0.1, momentum=0.9)), "fused_adagrad": ("Adagrad", {}),
+                            "fused_adam_tensor_lr": ("Adam", {}), "fused_adamw_tensor_lr": ("AdamW", {}),
+                            "fused_sgd_tensor_lr": ("SGD", {})}[name]
+
+        def stepper(device):
+            p = torch.nn.Parameter(x.clone().to(device))
+            p.grad = grad.to(device)
+            lr = torch.tensor(0.01, device=device) if name.endswith("tensor_lr") else extra.pop("lr", 0.1)
+            opt = getattr(torch.optim, optimizer)([p], lr=lr, fused=True, **extra)
+            opt.step()  # the first step makes the optimizer's state
+            return p, opt.step
+
+        expected, cpu_step = stepper("cpu")
+        cpu_step()
+        result, step = stepper("foo")
+        torch.foo.synchronize()
+        _, elapsed = _returns_while_busy(foo, step)
+    assert elapsed < BUSY_S / 2, f"{name} waited {elapsed:.3f}s for the stream"
+    torch.testing.assert_close(result.detach().cpu(), expected.detach())
+    assert not any(s.startswith(("aten::_cum", "aten::_logcumsumexp", "aten::_fused"))
+                   for s in foo.synchronizing_ops())

@@ -156,3 +156,12 @@ def test_sparse_results_of_data_dependent_size_wait_for_the_stream(foo):
     c = s.coalesce()  # its nnz depends on the indices: the host must wait, as on CUDA
     assert stream.query()
     assert c._nnz() == 3
+
+
+def test_sparse_operators_refuse_tensors_on_another_device_as_cuda():
+    sparse = torch.eye(3).to_sparse().to("foo")
+    for call in (lambda: torch.sparse.mm(sparse, torch.ones(3, 2)),
+                 lambda: sparse + torch.eye(3).to_sparse(),
+                 lambda: torch.ones(3, 3, device="foo") + torch.eye(3).to_sparse()):
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            call()

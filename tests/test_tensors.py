@@ -234,6 +234,50 @@ def test_mixing_devices_is_refused_as_on_cuda(foo):
     assert torch.atan2(a, torch.tensor(1.0)).cpu().allclose(torch.full((3,), 0.7853982))  # 0-dim CPU is fine
 
 
+def test_a_cpu_tensor_is_never_written_by_a_foo_operator(foo):
+    # A CPU 0-dim tensor passes as a scalar input, not as an output: CUDA
+    # refuses it as out=, and foo would have written a copy of it.
+    x = torch.tensor([1.0, 2.0, 4.0], device="foo")
+    for call in (lambda out: torch.std(x, 0, out=out), lambda out: torch.var(x, 0, out=out)):
+        out = torch.tensor(0.0)
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device.*foo:0 and cpu"):
+            call(out)
+        assert out.item() == 0.0
+
+
+def test_fill_from_a_value_on_another_device_reads_it_as_a_number_as_on_cuda(foo):
+    value = torch.arange(6.0, device="foo")[5]
+    foo._sleep(100)  # the value is read once the stream reaches it
+    for cpu in (torch.tensor(1.0), torch.zeros(3)):
+        assert cpu.fill_(value) is cpu
+        assert torch.equal(cpu, torch.full_like(cpu, 5.0))
+    cpu = torch.zeros(4)
+    cpu.index_fill_(0, torch.tensor([0, 2]), value)
+    assert cpu.tolist() == [5.0, 0.0, 5.0, 0.0]
+    on_foo = torch.zeros(3, device="foo:1")
+    on_foo.fill_(value)                     # foo:0's value into a foo:1 tensor
+    assert on_foo.cpu().tolist() == [5.0, 5.0, 5.0]
+    with pytest.raises(RuntimeError, match="only supports a 0-dimensional value tensor"):
+        torch.zeros(3).fill_(torch.ones(2, device="foo"))
+
+
+def test_bernoulli_takes_probabilities_from_the_cpu_as_cuda_does(foo):
+    p = torch.tensor([1.0, 0.0, 1.0, 0.0])
+    foo._sleep(200)
+    x = torch.empty(4, device="foo").bernoulli_(p)
+    p.fill_(0.5)  # after the call: the kernel still sees the call's probabilities
+    assert x.cpu().tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_linspace_and_logspace_with_cpu_tensor_ends_and_foo_out(foo):
+    out = torch.empty(2, 3, device="foo")
+    torch.linspace(torch.tensor(0.0), 1.0, 6, out=out)
+    assert torch.allclose(out.cpu(), torch.linspace(0.0, 1.0, 6).view(2, 3))
+    out = torch.empty(4, device="foo")
+    torch.logspace(0.0, torch.tensor(3.0), 4, out=out)
+    assert torch.allclose(out.cpu(), torch.tensor([1.0, 10.0, 100.0, 1000.0]))
+
+
 def test_huge_allocation_is_out_of_memory(foo):
     before = foo.memory_allocated()
     with pytest.raises(torch.OutOfMemoryError, match="foo out of memory"):

@@ -18,12 +18,19 @@ void non_finite_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, c
   TORCH_CHECK(device.type() == c10::DeviceType::PrivateUse1, name, ": found_inf must be a foo tensor, got one on ",
               device);
   check_same_device(device, inv_scale, name);
-  TORCH_CHECK(inv_scale.numel() == 1 && found_inf.numel() == 1, name,
-              ": inv_scale and found_inf must be 1-element tensors");
+  // Checked at the call, as CUDA's kernel checks them before it launches.
+  TORCH_CHECK(inv_scale.numel() == 1, "inv_scale must be a 1-element tensor.");
+  TORCH_CHECK(found_inf.numel() == 1, "found_inf must be a 1-element tensor.");
+  TORCH_CHECK(inv_scale.scalar_type() == at::kFloat, "inv_scale must be a float tensor.");
+  TORCH_CHECK(found_inf.scalar_type() == at::kFloat, "found_inf must be a float tensor.");
+  if (grads.empty()) return;
   std::vector<KernelTensor> kept;
   for (const at::Tensor& g : grads) {
     TORCH_CHECK(g.device() == device, name, ": every gradient must be on ", device, " like found_inf, but one is on ",
                 g.device());
+    TORCH_CHECK(g.layout() == at::kStrided, "one of scaled_grads was not a strided tensor.");
+    TORCH_CHECK(at::isFloatingType(g.scalar_type()), name, ": scaled_grads must be floating-point tensors, but one is ",
+                g.scalar_type());
     kept.emplace_back(g);
   }
   launch_op(device.index(), name, [kept, f = KernelTensor(found_inf), s = KernelTensor(inv_scale)] {
@@ -41,6 +48,12 @@ at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at
   c10::Device device = scale.device();
   check_same_device(device, growth_tracker, name);
   check_same_device(device, found_inf, name);
+  TORCH_CHECK(scale.numel() == 1, "current_scale must be a 1-element tensor.");
+  TORCH_CHECK(growth_tracker.numel() == 1, "growth_tracker must be a 1-element tensor.");
+  TORCH_CHECK(found_inf.numel() == 1, "found_inf must be a 1-element tensor.");
+  TORCH_CHECK(scale.scalar_type() == at::kFloat, "current_scale must be a float tensor.");
+  TORCH_CHECK(growth_tracker.scalar_type() == at::kInt, "growth_tracker must be an int tensor.");
+  TORCH_CHECK(found_inf.scalar_type() == at::kFloat, "found_inf must be a float tensor.");
   launch_op(device.index(), name,
             [s = KernelTensor(scale), g = KernelTensor(growth_tracker), f = KernelTensor(found_inf), growth_factor,
              backoff_factor, growth_interval] {

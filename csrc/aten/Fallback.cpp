@@ -90,11 +90,25 @@ FallbackLog& log() {
 }
 
 
-// Operators that, like CUDA's, take CPU index tensors alongside device tensors.
+// Operators that, like CUDA's, take CPU tensors of any size alongside
+// device tensors: indexing's index tensors, and bernoulli_'s probabilities
+// (CUDA's kernel copies them to the device).
 bool accepts_cpu_tensors(const c10::OperatorHandle& op) {
   const auto& name = op.operator_name().name;
   return name == "aten::index" || name == "aten::index_put_" || name == "aten::index_put" ||
-         name == "aten::_index_put_impl_";
+         name == "aten::_index_put_impl_" || name == "aten::bernoulli_";
+}
+
+// What an operator writes is on the call's device, as CUDA's kernels
+// require (a CPU 0-dim tensor is a scalar only as an input). Written CPU
+// tensors would otherwise be copied at the call, like every CPU input, and
+// the result lost with the copy.
+void check_written_arguments_on_device(const c10::FunctionSchema& schema, const Stack& args, c10::Device device) {
+  for (size_t i = 0; i < args.size() && i < schema.arguments().size(); ++i) {
+    const auto* info = schema.arguments()[i].alias_info();
+    if (!info || !info->isWrite()) continue;
+    for_each_tensor(args[i], [&](const at::Tensor& t) { check_same_device(device, t, schema.name().c_str()); });
+  }
 }
 
 // The foo device of the call, after checking the other tensors' devices as
@@ -389,9 +403,29 @@ class MetaAliases {
   std::vector<std::pair<const void*, c10::Storage>> storages_;
 };
 
+// The results of operators that torch gives no meta function but whose
+// results are known without one:
+//  - operators that return nothing and only write arguments their callers
+//    sized (the fused optimizers' steps, cummax's and cummin's helpers):
+//    nothing to allocate, so they are queued like any other, as CUDA
+//    launches them;
+//  - _logcumsumexp: a contiguous tensor of its input's shape and dtype, as
+//    its CPU kernel allocates it.
+std::optional<Stack> results_without_meta_function(const c10::OperatorHandle& op, const Stack& args) {
+  if (op.schema().returns().empty()) return Stack{};
+  if (op.operator_name().name == "aten::_logcumsumexp" && args.at(0).isTensor()) {
+    const at::Tensor& self = args[0].toTensor();
+    return Stack{at::empty(self.sizes(), self.options().device(c10::kMeta))};
+  }
+  return std::nullopt;
+}
+
 // Runs the operator on meta tensors; nullopt when there is no usable
 // (data-independent, tensor-only) meta result.
 std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& args) {
+  if (!op.hasKernelForDispatchKey(c10::DispatchKey::Meta)) {
+    if (auto known = results_without_meta_function(op, args)) return known;
+  }
   MetaAliases to_meta;
   Stack meta;
   meta.reserve(args.size());
@@ -533,6 +567,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   c10::Device device = call_device(op, name, args);
   c10::DeviceGuard guard(device);
   if (returns_views(schema)) return run_views(op, stack, num_args);
+  check_written_arguments_on_device(schema, args, device);
   check_written_arguments_do_not_partly_overlap(schema, args, name);
   check_fallback_arguments(name, args);
   Widening widening = widening_for(op, args);

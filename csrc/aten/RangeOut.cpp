@@ -4,6 +4,8 @@
 // would follow the Python meta functions, which make any `out` of another
 // shape one-dimensional. So a multi-dimensional `out` gets the range
 // through a one-dimensional foo tensor of its element count, then a copy.
+// The overloads whose ends are tensors are left to ATen's composite
+// kernels, as on CUDA: they read the ends as numbers and call these.
 #include <ATen/ops/empty.h>
 #include <torch/library.h>
 
@@ -25,9 +27,7 @@ void range_out(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   for (const char* name :
-       {"arange.out", "arange.start_out", "range.out", "range.out_", "linspace.out", "linspace.Tensor_Tensor_out",
-        "linspace.Tensor_Scalar_out", "linspace.Scalar_Tensor_out", "logspace.out", "logspace.Tensor_Tensor_out",
-        "logspace.Tensor_Scalar_out", "logspace.Scalar_Tensor_out"}) {
+       {"arange.out", "arange.start_out", "range.out", "range.out_", "linspace.out", "logspace.out"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&range_out>());
   }
 }

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "aten/DeviceCheck.h"
 #include "aten/IValueTensors.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
@@ -47,11 +48,19 @@ using torch::jit::Stack;
 
 bool on_foo(const at::Tensor& t) { return t.defined() && t.device().is_privateuseone(); }
 
-std::optional<c10::Device> call_device(const Stack& args) {
+// The call's foo device. The other tensors must be on it, as CUDA's
+// sparse kernels require (CPU 0-dim tensors pass as scalars).
+std::optional<c10::Device> call_device(const c10::OperatorHandle& op, const Stack& args) {
   std::optional<c10::Device> device;
   for (const auto& a : args) {
     for_each_tensor(a, [&](const at::Tensor& t) {
       if (!device && on_foo(t)) device = t.device();
+    });
+  }
+  if (!device) return device;
+  for (const auto& a : args) {
+    for_each_tensor(a, [&](const at::Tensor& t) {
+      check_on_device_or_cpu_scalar(*device, t, op.schema().name().c_str());
     });
   }
   return device;
@@ -211,7 +220,7 @@ void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
   const auto& schema = op.schema();
   size_t num_args = schema.arguments().size();
   Stack args(stack->end() - num_args, stack->end());
-  std::optional<c10::Device> device = call_device(args);
+  std::optional<c10::Device> device = call_device(op, args);
   TORCH_CHECK(device.has_value(), schema.name(), ": no foo tensor among the arguments of a foo sparse call");
   c10::DeviceGuard guard(*device);
   if (queueable(op, args)) return run_queued(op, stack, args, *device);
