@@ -274,3 +274,42 @@ def test_inactive_split_counts_free_pieces_of_shared_segments(foo):
     del a, c
     assert (split(""), split("_bytes")) == (0, 0)
     foo.empty_cache()
+
+
+def test_sizes_beyond_an_exabyte_and_negative_sizes_are_out_of_memory(foo):
+    before = foo.memory_allocated()
+    for make in (lambda: torch.UntypedStorage(-1, device="foo"),
+                 lambda: torch.empty(4, device="foo").untyped_storage().resize_(-5)):
+        with pytest.raises(torch.OutOfMemoryError, match="more than 1EB"):
+            make()
+    assert foo.memory_allocated() == before
+
+
+def test_pinned_storage_resized_to_a_negative_size_raises_and_does_not_hang():
+    # ATen's host cache would overflow rounding the size (and deadlocked).
+    assert run_python_json("""
+        import json, torch
+        x = torch.empty(3, pin_memory=True)
+        try:
+            x.untyped_storage().resize_(-1)
+            print(json.dumps("resized"))
+        except RuntimeError as e:
+            print(json.dumps("1EB" in str(e)))
+    """, timeout=60) is True
+
+
+def test_kernels_refuse_views_of_a_storage_shrunk_or_freed_under_them(foo):
+    # FSDP frees parameters with resize_(0): a kernel on a view left behind
+    # would read or write past the block, later, on the executor.
+    x = torch.ones(1 << 16, device="foo")
+    y = x.view(-1)
+    x.untyped_storage().resize_(16)
+    for call in (lambda: y + 1, lambda: y.fill_(3.0), lambda: y.sum()):
+        with pytest.raises(RuntimeError, match="bytes of its storage, which has 16"):
+            call()
+    x.untyped_storage().resize_(0)
+    with pytest.raises(RuntimeError, match="which has 0"):
+        y.add_(1)
+    x.untyped_storage().resize_(1 << 18)  # grown back, as FSDP does before use
+    y.fill_(2.0)
+    assert y.sum().item() == 2.0 * (1 << 16)

@@ -183,3 +183,12 @@ def test_default_generators_and_process_list(foo):
     assert int(pid) == __import__("os").getpid() and mb == pytest.approx(foo.memory_reserved(1) / 2**20, abs=1e-3)
     assert mb >= 3
     del x
+
+
+@pytest.mark.parametrize("call", ["set_device", "synchronize", "get_device_properties", "current_stream",
+                                  "default_stream", "get_rng_state"])
+def test_device_indices_beyond_the_index_type_are_invalid_not_truncated(foo, call):
+    # 257 would have been device 1 after truncation to c10::DeviceIndex.
+    with pytest.raises(RuntimeError, match="Invalid foo device index 257"):
+        getattr(foo, call)(257)
+    assert foo.current_device() == 0

@@ -147,3 +147,11 @@ def test_checkpoint_recomputes_with_the_same_random_numbers(foo, reentrant):
         grads.append([x.grad.cpu()] + [p.grad.cpu() for p in block.parameters()])
     for plain, checkpointed in zip(*grads):
         torch.testing.assert_close(checkpointed, plain)
+
+
+def test_a_foo_generator_for_cpu_tensors_is_refused_as_cpu_refuses_it():
+    g = torch.Generator(device="foo")
+    for call in (lambda: torch.rand(3, generator=g), lambda: torch.randperm(4, generator=g),
+                 lambda: torch.empty(3).normal_(generator=g)):
+        with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'foo'"):
+            call()

@@ -130,7 +130,15 @@ c10::Device call_device(const c10::OperatorHandle& op, const std::string& name, 
       }
     });
   }
-  TORCH_INTERNAL_ASSERT(device.has_value(), "foo fallback called for ", op.schema().name(), " without a foo argument");
+  if (!device) {
+    // Only a foo generator brought the call here (torch.rand(3, generator=
+    // a foo generator)): CPU's kernels refuse it with this message.
+    for (const c10::IValue& v : args) {
+      TORCH_CHECK(!(v.isGenerator() && v.toGenerator().device().type() == kFoo),
+                  "Expected a 'cpu' device type for generator but found '", v.toGenerator().device().type(), "'");
+    }
+    TORCH_CHECK(false, op.schema().name(), ": no foo tensor among the arguments of a foo call");
+  }
   if (!device->has_index()) device = c10::Device(kFoo, current_device());
   if (cpu_tensor) {
     const char* op_name = op.schema().name().c_str();

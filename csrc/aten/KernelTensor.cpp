@@ -45,7 +45,17 @@ KernelTensor::KernelTensor(const at::Tensor& t)
       strides_(t.strides().begin(), t.strides().end()),
       dtype_(t.scalar_type()),
       conj_(t.is_conj()),
-      neg_(t.is_neg()) {}
+      neg_(t.is_neg()) {
+  if (storage_nbytes_ == 0 && t.numel() == 0) return;
+  // A storage resized or freed under its views (FSDP frees parameters with
+  // resize_(0)) would be read or written past its end by the kernel, later,
+  // on the executor: refused at the call, as CPU's set_ refuses it.
+  const size_t needed = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.itemsize(), t.storage_offset());
+  TORCH_CHECK(storage_base_ != nullptr && needed <= storage_nbytes_, "a foo tensor of sizes ", t.sizes(),
+              ", strides ", t.strides(), ", storage offset ", t.storage_offset(), " and itemsize ", t.itemsize(),
+              " needs ", needed, " bytes of its storage, which has ", storage_nbytes_,
+              " (was the storage resized or freed under it?)");
+}
 
 at::Tensor KernelTensor::cpu() const {
   return alias(storage_base_, storage_nbytes_, storage_offset_, sizes_, strides_, dtype_, conj_, neg_);

@@ -1,8 +1,15 @@
 #pragma once
 
+#include <cstdint>
+
+#include <c10/core/Device.h>
 #include <torch/csrc/utils/pybind.h>
 
 namespace foo::python {
+
+// A Python int as a foo device index: one outside c10::DeviceIndex's range
+// is an invalid index, not a truncated one (257 is not device 1).
+c10::DeviceIndex device_index(int64_t d);
 
 void bind_devices(pybind11::module& m);
 void bind_streams(pybind11::module& m);

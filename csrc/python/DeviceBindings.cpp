@@ -1,3 +1,5 @@
+#include <limits>
+
 #include <torch/csrc/utils/device_lazy_init.h>
 
 #include "python/Bindings.h"
@@ -8,6 +10,17 @@
 namespace py = pybind11;
 
 namespace foo::python {
+
+c10::DeviceIndex device_index(int64_t d) {
+  constexpr int64_t lowest = std::numeric_limits<c10::DeviceIndex>::min();
+  constexpr int64_t highest = std::numeric_limits<c10::DeviceIndex>::max();
+  if (d < lowest || d > highest) {
+    int count = device_count();
+    TORCH_CHECK(false, "Invalid foo device index ", d, ": valid indices are 0 to ", count - 1, " (", count,
+                " foo devices)");
+  }
+  return static_cast<c10::DeviceIndex>(d);
+}
 
 void bind_devices(py::module& m) {
   py::class_<fooDeviceProp>(m, "_FooDeviceProperties")
@@ -27,11 +40,14 @@ void bind_devices(py::module& m) {
   m.def("_device_count", [] { return static_cast<int>(device_count()); });
   m.def("_no_device_reason", &no_device_reason);
   m.def("_get_device", [] { return static_cast<int>(current_device()); });
-  m.def("_set_device", [](int d) { set_device(static_cast<c10::DeviceIndex>(d)); });
-  m.def("_exchange_device", [](int d) { return static_cast<int>(exchange_device(static_cast<c10::DeviceIndex>(d))); });
-  m.def("_synchronize", [](int d) { device_synchronize(static_cast<c10::DeviceIndex>(d)); },
-        py::call_guard<py::gil_scoped_release>());
-  m.def("_get_device_properties", [](int d) { return get_device_properties(static_cast<c10::DeviceIndex>(d)); });
+  m.def("_set_device", [](int64_t d) { set_device(device_index(d)); });
+  m.def("_exchange_device", [](int64_t d) { return static_cast<int>(exchange_device(device_index(d))); });
+  m.def("_synchronize", [](int64_t d) {
+    c10::DeviceIndex index = device_index(d);
+    py::gil_scoped_release no_gil;
+    device_synchronize(index);
+  });
+  m.def("_get_device_properties", [](int64_t d) { return get_device_properties(device_index(d)); });
   m.def("_init", [] {
     lazy_init();
     // After a fork, torch asks torch.foo._lazy_init again before any tensor

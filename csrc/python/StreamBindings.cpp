@@ -12,16 +12,13 @@ namespace py = pybind11;
 
 namespace foo::python {
 
-namespace {
-c10::DeviceIndex as_index(int d) { return static_cast<c10::DeviceIndex>(d); }
-}  // namespace
 
 void bind_streams(py::module& m) {
-  m.def("_current_stream", [](int d) { return getCurrentFooStream(as_index(d)).unwrap(); });
-  m.def("_default_stream", [](int d) { return getDefaultFooStream(as_index(d)).unwrap(); });
+  m.def("_current_stream", [](int64_t d) { return getCurrentFooStream(device_index(d)).unwrap(); });
+  m.def("_default_stream", [](int64_t d) { return getDefaultFooStream(device_index(d)).unwrap(); });
   m.def("_set_stream", [](c10::Stream s) { setCurrentFooStream(FooStream(s)); });
-  m.def("_stream_from_external", [](uintptr_t ptr, int d) {
-    return getStreamFromExternal(reinterpret_cast<fooStream_t>(ptr), as_index(d)).unwrap();
+  m.def("_stream_from_external", [](uintptr_t ptr, int64_t d) {
+    return getStreamFromExternal(reinterpret_cast<fooStream_t>(ptr), device_index(d)).unwrap();
   });
   m.def("_stream_native_handle", [](c10::Stream s) { return reinterpret_cast<uintptr_t>(FooStream(s).stream()); });
   m.def("_stream_priority", [](c10::Stream s) { return FooStream(s).priority(); });
@@ -37,11 +34,11 @@ void bind_streams(py::module& m) {
   });
   // A stream made directly with foo_sim, as another library would; for
   // ExternalStream examples and tests.
-  m.def("_raw_stream_create", [](int d, int priority) {
-    check_device_index(as_index(d));
+  m.def("_raw_stream_create", [](int64_t d, int priority) {
+    check_device_index(device_index(d));
     lazy_init();
     fooStream_t s = nullptr;
-    FOO_CHECK(on_device(as_index(d), [&] { return fooStreamCreateWithPriority(&s, fooStreamDefault, priority); }));
+    FOO_CHECK(on_device(device_index(d), [&] { return fooStreamCreateWithPriority(&s, fooStreamDefault, priority); }));
     return reinterpret_cast<uintptr_t>(s);
   });
   m.def("_raw_stream_destroy", [](uintptr_t ptr) { FOO_CHECK(fooStreamDestroy(reinterpret_cast<fooStream_t>(ptr))); });

@@ -38,7 +38,7 @@ void bind_tensors(py::module& m) {
   m.def("_philox4x32_10", &philox4x32_10);
   m.def("_set_backend_flag", &set_backend_flag);
   m.def("_backend_flags", &backend_flags);
-  m.def("_default_generator", [](int d) { return default_generator(static_cast<c10::DeviceIndex>(d)); });
+  m.def("_default_generator", [](int64_t d) { return default_generator(device_index(d)); });
 }
 
 }  // namespace foo::python

@@ -694,6 +694,10 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
   c10::DataPtr allocate(size_t size) override {
     auto device = current_device();
     if (size == 0) return {nullptr, nullptr, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
+    // As CUDA's allocator: larger requests (a negative size among them)
+    // would overflow the rounding below.
+    constexpr size_t kOneExaByte = size_t{1} << 60;
+    TORCH_CHECK_WITH(OutOfMemoryError, size < kOneExaByte, "foo out of memory. Tried to allocate more than 1EB memory.");
     lazy_init();
     fooStream_t stream = getCurrentFooStream(device).stream();
     Block* block = cache(device).malloc(size, stream);

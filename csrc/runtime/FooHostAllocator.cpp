@@ -101,6 +101,16 @@ void raw_host_delete(void* ptr);
 
 struct FooCachingHostAllocator final : public at::CachingHostAllocatorInterface<FooHostAllocatorImpl, raw_host_delete> {
   FooHostAllocatorImpl& impl() { return *impl_; }
+
+  at::DataPtr allocate(size_t size) override {
+    // ATen's host cache rounds a request up to a power of two, which
+    // overflows beyond 2^63 bytes (a negative size among them) and indexes
+    // past its size classes: refused first, as CUDA's device allocator
+    // refuses 1 EB.
+    TORCH_CHECK_WITH(OutOfMemoryError, size < (size_t{1} << 60),
+                     "Tried to allocate more than 1EB of pinned host memory (", size, " bytes requested).");
+    return CachingHostAllocatorInterface::allocate(size);
+  }
 };
 
 FooCachingHostAllocator g_host_allocator;
