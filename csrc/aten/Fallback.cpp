@@ -419,7 +419,11 @@ class MetaAliases {
 //    launches them;
 //  - _logcumsumexp: a contiguous tensor of its input's shape and dtype, as
 //    its CPU kernel allocates it.
+//
+// ATen's only: a custom operator without a meta function may do anything
+// its author wrote, so it still runs on the host after a wait.
 std::optional<Stack> results_without_meta_function(const c10::OperatorHandle& op, const Stack& args) {
+  if (op.operator_name().name.rfind("aten::", 0) != 0) return std::nullopt;
   if (op.schema().returns().empty()) return Stack{};
   if (op.operator_name().name == "aten::_logcumsumexp" && args.at(0).isTensor()) {
     const at::Tensor& self = args[0].toTensor();
