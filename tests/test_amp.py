@@ -139,3 +139,51 @@ def test_optimizer_state_on_the_cpu_is_a_clear_error(foo):
     state["exp_avg"], state["exp_avg_sq"] = state["exp_avg"].cpu(), state["exp_avg_sq"].cpu()
     with pytest.raises(RuntimeError, match="same device"):
         opt.step()
+
+
+def test_custom_fwd_and_bwd_cast_inputs_and_keep_forwards_autocast_state(foo):
+    """torch.foo.amp.custom_fwd/custom_bwd, as torch.cuda.amp's: inputs cast
+    to cast_inputs with autocast off inside forward, and backward run with
+    forward's autocast state."""
+    seen = {}
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        @foo.amp.custom_fwd(cast_inputs=torch.float32)
+        def forward(ctx, x):
+            seen["forward"] = (x.dtype, torch.is_autocast_enabled("foo"))
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @foo.amp.custom_bwd
+        def backward(ctx, grad):
+            seen["backward"] = torch.is_autocast_enabled("foo")
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = torch.randn(8, device="foo", dtype=torch.float16, requires_grad=True)
+    with torch.autocast("foo", dtype=torch.float16):
+        y = Square.apply(x)
+    y.sum().backward()
+    assert seen == {"forward": (torch.float32, False), "backward": False}
+    assert y.dtype == torch.float32
+    torch.testing.assert_close(x.grad, (2 * x.detach().float()).half())
+
+    class Identity(torch.autograd.Function):
+        @staticmethod
+        @foo.amp.custom_fwd
+        def forward(ctx, x):
+            seen["forward"] = (x.dtype, torch.is_autocast_enabled("foo"))
+            return x.clone()
+
+        @staticmethod
+        @foo.amp.custom_bwd
+        def backward(ctx, grad):
+            seen["backward"] = (torch.is_autocast_enabled("foo"), torch.get_autocast_dtype("foo"))
+            return grad
+
+    with torch.autocast("foo", dtype=torch.bfloat16):
+        y = Identity.apply(x.detach().float().requires_grad_())
+    y.sum().backward()  # outside autocast: custom_bwd restores forward's state
+    assert seen == {"forward": (torch.float32, True), "backward": (True, torch.bfloat16)}

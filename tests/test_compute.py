@@ -1,6 +1,7 @@
 """Operators on foo: asynchrony, stream order, missing synchronization,
 kernel errors, the fallback, several devices."""
 
+import json
 import time
 import warnings
 
@@ -92,6 +93,20 @@ def test_fallback_lists_and_warns_once_per_operator():
         print(a.cpu().tolist(), b.cpu().tolist())
     """, env={"FOO_WARN_FALLBACK": "1"})
     assert out.splitlines() == ["1", "True False", "[[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]] [[2.0, 1.0, 0.0], [5.0, 4.0, 3.0]]"]
+
+
+def test_malformed_fallback_warning_switch_is_reported_and_off():
+    out = run_python("""
+        import json, warnings, torch
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            x = torch.arange(6.0, device="foo")
+            torch.flip(x, [0]).cpu()
+        print(json.dumps([str(w.message) for w in caught]))
+    """, env={"FOO_WARN_FALLBACK": "yes"})
+    warned = json.loads(out)
+    assert len(warned) == 1, warned  # the switch's own warning, none per operator
+    assert warned[0].startswith("FOO_WARN_FALLBACK='yes' is invalid: expected 0 or 1; fallback warnings stay off")
 
 
 def test_data_dependent_shapes_go_through_the_fallback(foo):

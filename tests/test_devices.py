@@ -82,6 +82,29 @@ def test_synchronize_waits_for_the_named_device_only(foo):
     assert foo.current_device() == 0
 
 
+def test_negative_device_indices_mean_what_they_mean_on_cuda(foo):
+    """-1 is the current device where CUDA's C++ takes it so; other negative
+    indices are refused, except where torch.cuda's device context ignores
+    them (synchronize, Stream)."""
+    foo.set_device(1)
+    try:
+        foo._sleep(300)
+        foo.synchronize(-1)  # the current device, foo:1
+        assert foo.current_stream(1).query()
+        assert foo.current_stream(-1).device == torch.device("foo:1")
+        assert foo.Stream(device=-2).device == torch.device("foo:1")
+        with pytest.raises(RuntimeError, match=r"Invalid foo device index -2"):
+            foo.current_stream(-2)
+        with pytest.raises(RuntimeError, match=r"Invalid foo device index -2"):
+            foo.default_stream(-2)
+        with pytest.raises(RuntimeError, match=r"negative"):
+            foo.get_rng_state(-1)
+        with pytest.raises(RuntimeError, match=r"negative"):
+            foo.set_rng_state(foo.get_rng_state(1), -1)
+    finally:
+        foo.set_device(0)
+
+
 def test_operator_queues_on_its_tensors_device_not_the_current_one(foo):
     # x lives on foo:1, whose current stream is a side stream held up by a
     # sleeping kernel; foo:0 is the current device when x.mul_ is called.

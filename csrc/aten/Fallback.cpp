@@ -68,7 +68,14 @@ struct FallbackLog {
   std::set<std::string> synchronizing;
   const bool warn = [] {
     const char* v = std::getenv("FOO_WARN_FALLBACK");
-    return v != nullptr && std::string(v) == "1";
+    std::string value = v == nullptr ? "" : v;
+    if (value == "1") return true;
+    // Read at the first fallback, where failing would break an unrelated
+    // operator: a malformed value is reported and counts as off.
+    if (value != "" && value != "0") {
+      TORCH_WARN("FOO_WARN_FALLBACK='", value, "' is invalid: expected 0 or 1; fallback warnings stay off");
+    }
+    return false;
   }();
 
   void note(const std::string& op) {

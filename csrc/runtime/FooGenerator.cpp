@@ -153,13 +153,13 @@ const at::Generator& default_generator(c10::DeviceIndex device) {
     for (c10::DeviceIndex d = 0; d < device_count(); ++d) v.push_back(make_generator(d));
     return v;
   }();
-  if (device < 0) device = current_device();
+  if (device == -1) device = current_device();  // other negative indices are refused below
   check_device_index(device);
   return generators[device];
 }
 
 at::Generator make_generator(c10::DeviceIndex device) {
-  if (device < 0) device = current_device();
+  if (device == -1) device = current_device();  // other negative indices are refused below
   check_device_index(device);
   return at::make_generator<FooGeneratorImpl>(device);
 }

@@ -67,7 +67,9 @@ DevicePools& pools_of(c10::DeviceIndex device) {
   return p;
 }
 
-c10::DeviceIndex resolve(c10::DeviceIndex device) { return device < 0 ? current_device() : device; }
+// -1 names the current device, as in c10/cuda; other negative indices are
+// invalid and the callers' checks refuse them.
+c10::DeviceIndex resolve(c10::DeviceIndex device) { return device == -1 ? current_device() : device; }
 
 // Each thread's current stream per device; 0 (the default stream) at first.
 thread_local std::array<c10::StreamId, kMaxDevices> t_current{};

@@ -61,9 +61,14 @@ class device_of(device):
 
 
 def synchronize(device: DeviceLike = None) -> None:
-    """Waits for all work queued on every stream of ``device`` (default: current)."""
+    """Waits for all work queued on every stream of ``device`` (default: current).
+
+    A negative index means the current device, as in torch.cuda.synchronize
+    (whose device context leaves the current device alone for one).
+    """
     _lazy_init()
-    _C._synchronize(_get_device_index(device, optional=True))
+    index = _get_device_index(device, optional=True)
+    _C._synchronize(index if index >= 0 else _C._get_device())
 
 
 def get_device_properties(device: DeviceLike = None) -> Any:

@@ -25,6 +25,8 @@ class Stream(torch.Stream):
             return super().__new__(cls, **kwargs)
         index = _get_device_index(device, optional=True)
         _lazy_init()
+        if index < 0:  # as torch.cuda.Stream, whose device context ignores a negative index
+            index = _C._get_device()
         return super().__new__(cls, device=torch.device("foo", index), priority=priority)
 
     @staticmethod

@@ -6,7 +6,7 @@ normalizations and losses); ``torch.amp.GradScaler("foo")`` scales losses
 with foo kernels.
 """
 
-from typing import Any
+from typing import Any, Callable, Optional
 
 import torch
 
@@ -30,4 +30,14 @@ class GradScaler(torch.amp.GradScaler):
         super().__init__("foo", *args, **kwargs)
 
 
-__all__ = ["GradScaler", "autocast", "get_amp_supported_dtype"]
+def custom_fwd(fwd: Optional[Callable] = None, *, cast_inputs: Optional[torch.dtype] = None) -> Any:
+    """``torch.amp.custom_fwd`` for foo: decorates a custom autograd Function's forward."""
+    return torch.amp.custom_fwd(fwd, device_type="foo", cast_inputs=cast_inputs)
+
+
+def custom_bwd(bwd: Optional[Callable] = None) -> Any:
+    """``torch.amp.custom_bwd`` for foo: runs backward with forward's autocast state."""
+    return torch.amp.custom_bwd(bwd, device_type="foo")
+
+
+__all__ = ["GradScaler", "autocast", "custom_bwd", "custom_fwd", "get_amp_supported_dtype"]

@@ -14,6 +14,10 @@ from torch_foo.foo._utils import DeviceLike, _get_device_index
 
 
 def _generator(device: DeviceLike) -> torch.Generator:
+    # torch.cuda.random's functions make an int into torch.device, which
+    # refuses a negative one: it does not mean the current device here.
+    if isinstance(device, int) and not isinstance(device, bool) and device < 0:
+        raise RuntimeError(f"Invalid foo device index {device}: a device index must not be negative")
     return _C._default_generator(_get_device_index(device, optional=True))
 
 
