@@ -58,7 +58,10 @@ at::Tensor empty_foo_like(const at::Tensor& like, c10::ScalarType dtype, c10::De
 // After a copy with host memory queued on `stream`: pinned memory stays
 // reserved until the copy ran (non_blocking), or the host waits for it.
 void finish_host_copy(const at::Tensor& host, const FooStream& stream, bool non_blocking) {
-  if (!is_pinned_ptr(host.data_ptr())) return;  // pageable: foo_sim already waited
+  if (!is_pinned_ptr(host.data_ptr())) {  // pageable: foo_sim already waited
+    reraise_kernel_warnings();
+    return;
+  }
   if (non_blocking) {
     getFooHostAllocator()->record_event(host.data_ptr(), host.storage().data_ptr().get_context(), stream.unwrap());
   } else {

@@ -11,6 +11,7 @@
 #include <c10/util/Exception.h>
 
 #include "aten/KernelTensor.h"
+#include "runtime/FooKernelWarnings.h"
 #include "runtime/FooLaunch.h"
 #include "runtime/FooStream.h"
 
@@ -36,6 +37,7 @@ struct OpKernel {
   void operator()() {
     use_thread_count(threads);
     AliasScope aliases;
+    KernelWarningScope warnings(op_name);
     try {
       fn();
     } catch (const c10::Error& e) {
@@ -55,6 +57,7 @@ struct OpKernel {
 // prefixed with `op_name`, at the next synchronization that covers it.
 template <class F>
 void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
+  reraise_kernel_warnings();  // earlier kernels': raised at the host's next call, as near as it gets
   int threads = at::get_num_threads();
   launch_kernel_made<ClosureRelease::ByLauncher>(
       getCurrentFooStream(device),

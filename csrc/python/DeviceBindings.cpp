@@ -1,5 +1,6 @@
 #include <limits>
 
+#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/utils/device_lazy_init.h>
 
 #include "python/Bindings.h"
@@ -42,11 +43,13 @@ void bind_devices(py::module& m) {
   m.def("_get_device", [] { return static_cast<int>(current_device()); });
   m.def("_set_device", [](int64_t d) { set_device(device_index(d)); });
   m.def("_exchange_device", [](int64_t d) { return static_cast<int>(exchange_device(device_index(d))); });
-  m.def("_synchronize", [](int64_t d) {
-    c10::DeviceIndex index = device_index(d);
-    py::gil_scoped_release no_gil;
-    device_synchronize(index);
-  });
+  // Wrapped by torch so that warnings the device's kernels raised, which the
+  // wait raises on the host, reach Python's warnings.
+  m.def("_synchronize", torch::wrap_pybind_function([](int64_t d) {
+          c10::DeviceIndex index = device_index(d);
+          py::gil_scoped_release no_gil;
+          device_synchronize(index);
+        }));
   m.def("_get_device_properties", [](int64_t d) { return get_device_properties(device_index(d)); });
   m.def("_init", [] {
     lazy_init();

@@ -4,6 +4,7 @@
 
 #include "FooException.h"
 #include "FooInit.h"
+#include "FooKernelWarnings.h"
 
 namespace foo {
 namespace {
@@ -64,6 +65,7 @@ void device_synchronize(c10::DeviceIndex device) {
   check_device_index(device);
   lazy_init();
   FOO_CHECK(on_device(device, [] { return fooDeviceSynchronize(); }));
+  reraise_kernel_warnings();
 }
 
 fooDeviceProp get_device_properties(c10::DeviceIndex device) {

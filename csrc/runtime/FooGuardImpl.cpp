@@ -7,6 +7,7 @@
 #include "FooFunctions.h"
 #include "FooGraphsUtils.h"
 #include "FooInit.h"
+#include "FooKernelWarnings.h"
 #include "FooStream.h"
 
 namespace foo::impl {
@@ -100,6 +101,7 @@ bool FooGuardImpl::queryEvent(void* event) const {
 void FooGuardImpl::synchronizeEvent(void* event) const {
   if (event == nullptr) return;
   FOO_CHECK(fooEventSynchronize(as_event(event)));
+  reraise_kernel_warnings();
 }
 
 double FooGuardImpl::elapsedTime(void* event1, void* event2, const c10::DeviceIndex /*device_index*/) const {

@@ -11,6 +11,7 @@
 #include "FooException.h"
 #include "FooFunctions.h"
 #include "FooInit.h"
+#include "FooKernelWarnings.h"
 
 namespace foo {
 namespace {
@@ -110,7 +111,10 @@ int FooStream::priority() const {
 
 bool FooStream::query() const { return query_result(fooStreamQuery(stream())); }
 
-void FooStream::synchronize() const { FOO_CHECK(fooStreamSynchronize(stream())); }
+void FooStream::synchronize() const {
+  FOO_CHECK(fooStreamSynchronize(stream()));
+  reraise_kernel_warnings();
+}
 
 std::tuple<int, int> FooStream::priority_range() {
   int least = 0, greatest = 0;

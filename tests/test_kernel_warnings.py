@@ -1,0 +1,74 @@
+"""A warning that a CPU kernel raises as it runs on the device reaches
+Python's warnings on the host, at its next launch or wait, naming the
+operator, as CUDA's host code raises it at the call."""
+
+import time
+import warnings
+
+import pytest
+import torch
+
+DOF = "degrees of freedom is <= 0"  # std of one element: CPU's kernel warns as it runs
+
+
+def _std_of_one_element():
+    return torch.ones(1, device="foo").std()
+
+
+@pytest.mark.parametrize("wait", ["device", "stream", "event", "accelerator", "item", "next_launch"])
+def test_a_kernels_warning_is_raised_by_the_hosts_next_wait_or_launch(foo, wait):
+    foo._sleep(100)  # the kernel runs after the call has returned
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = _std_of_one_element()
+        assert not [w for w in caught if DOF in str(w.message)]  # not run yet
+        if wait == "device":
+            foo.synchronize()
+        elif wait == "stream":
+            foo.current_stream().synchronize()
+        elif wait == "event":
+            e = foo.Event()
+            e.record()
+            e.synchronize()
+        elif wait == "accelerator":
+            # torch's binding shows no warning to Python: the warning stays
+            # held through it, for the next call that does.
+            torch.accelerator.synchronize()
+            assert not [w for w in caught if DOF in str(w.message)]
+            torch.ones(1, device="foo")
+        elif wait == "item":
+            y.item()
+        else:
+            done = foo.Event()
+            done.record()
+            while not done.query():  # a query is not a wait: it raises nothing
+                time.sleep(0.01)
+            assert not [w for w in caught if DOF in str(w.message)]
+            torch.ones(1, device="foo").add_(1)  # the next launch raises it
+    found = [w for w in caught if DOF in str(w.message)]
+    assert len(found) == 1, [str(w.message) for w in caught]
+    assert found[0].category is UserWarning
+    assert str(found[0].message).startswith("aten::std")
+    foo.synchronize()
+
+
+def test_warnings_as_errors_make_the_wait_raise(foo):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = _std_of_one_element()
+        with pytest.raises(UserWarning, match=DOF):
+            foo.synchronize()
+        assert torch.isnan(y.cpu())  # the result is there all the same
+
+
+def test_a_kernel_warning_storm_is_bounded_and_counted(foo):
+    foo._sleep(300)  # 1005 kernels queue up behind it and warn only once the host waits
+    x = torch.ones(1, device="foo")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(1005):
+            x.std()
+        foo.synchronize()
+    messages = [str(w.message) for w in caught]
+    assert sum(DOF in m for m in messages) == 1000
+    assert sum(m.startswith("5 more warnings raised by foo kernels were dropped") for m in messages) == 1
