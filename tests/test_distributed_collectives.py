@@ -428,3 +428,60 @@ def test_collectives_and_stream_semantics(tmp_path):
         assert out["default_for_foo"] == "fooccl"
         _check_collectives(out["collectives"])
         _check_stream_semantics(out["stream"], world)
+
+
+def _pairing_and_reduce_rules(rank, world, store):
+    import time
+
+    import torch.distributed as dist
+
+    foo = torch.foo
+    init(rank, world, store, backend="fooccl", timeout_s=30)
+    out = {}
+    # A foo all_reduce, then a CPU one, with rank 1's stream busy and rank
+    # 0's host late: each still pairs with its own kind on the peer.
+    f = torch.full((4,), 100.0 * (rank + 1), device="foo")
+    c = torch.full((4,), 1.0 * (rank + 1))
+    if rank == 1:
+        foo._sleep(400)
+    dist.all_reduce(f)
+    if rank == 0:
+        time.sleep(0.2)
+    dist.all_reduce(c)
+    objects = [None] * world
+    dist.all_gather_object(objects, {"rank": rank})  # CPU tensors underneath
+    out["foo_then_cpu"] = (f.cpu().tolist(), c.tolist(), objects)
+    # All_reduces on foo:0, then foo:1, with rank 0's foo:0 busy: the
+    # exchanges follow the calls, not whichever device gets there first.
+    a = torch.full((4,), 1.0 * (rank + 1), device="foo:0")
+    b = torch.full((4,), 100.0 * (rank + 1), device="foo:1")
+    if rank == 0:
+        with foo.device(0):
+            foo._sleep(400)
+    dist.all_reduce(a)
+    dist.all_reduce(b)
+    out["two_devices"] = (a.cpu().tolist(), b.cpu().tolist())
+    # NCCL's bool SUM is a logical or (MAX): bytes stay 0 or 1.
+    t = torch.tensor([True, rank == 0, False], device="foo")
+    dist.all_reduce(t)
+    out["bool_sum_bytes"] = t.view(torch.uint8).cpu().tolist()
+    errors = []
+    for tensor in (torch.ones(2, dtype=torch.int64, device="foo"), torch.ones(2, dtype=torch.bool, device="foo")):
+        try:
+            dist.all_reduce(tensor, op=dist._make_nccl_premul_sum(0.5))
+        except (TypeError, ValueError) as e:
+            errors.append(f"{type(e).__name__}: {e}")
+    out["premul_errors"] = errors
+    dist.destroy_process_group()
+    return out
+
+
+def test_collectives_pair_in_call_order_across_devices_and_apart_from_cpu_tensors(tmp_path):
+    world = 2
+    for out in run_ranks(_pairing_and_reduce_rules, world, tmp_path):
+        assert out["foo_then_cpu"] == ([300.0] * 4, [3.0] * 4, [{"rank": 0}, {"rank": 1}])
+        assert out["two_devices"] == ([3.0] * 4, [300.0] * 4)
+        assert out["bool_sum_bytes"] == [1, 1, 0]
+        assert len(out["premul_errors"]) == 2
+        assert out["premul_errors"][0].startswith("TypeError: PreMulSum Data type must be half, float, bfloat16 or double")
+        assert out["premul_errors"][1].startswith("ValueError: Cannot use ReduceOp.PREMUL_SUM with boolean inputs")

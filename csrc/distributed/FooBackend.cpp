@@ -59,6 +59,25 @@ void check_list(const std::vector<at::Tensor>& ts, const at::Tensor& like, const
   }
 }
 
+// NCCL's rules for reductions that gloo does not have: a bool SUM is a MAX
+// and a bool PRODUCT a MIN (so that the result is a bool, never a byte
+// count that wraps), and PREMUL_SUM takes floating types only; refused at
+// the call, as NCCL refuses them.
+void apply_nccl_reduce_rules(c10d::ReduceOp& op, const std::vector<at::Tensor>& tensors) {
+  for (const at::Tensor& t : tensors) {
+    if (op.op_ == c10d::ReduceOp::PREMUL_SUM) {
+      TORCH_CHECK_VALUE(t.scalar_type() != at::kBool, "Cannot use ReduceOp.PREMUL_SUM with boolean inputs");
+      TORCH_CHECK_TYPE(at::isFloatingType(t.scalar_type()),
+                       "PreMulSum Data type must be half, float, bfloat16 or double, not ", t.scalar_type());
+    }
+  }
+  bool all_bool = !tensors.empty();
+  for (const at::Tensor& t : tensors) all_bool = all_bool && t.scalar_type() == at::kBool;
+  if (!all_bool) return;
+  if (op.op_ == c10d::ReduceOp::SUM) op = c10d::ReduceOp(c10d::ReduceOp::MAX);
+  if (op.op_ == c10d::ReduceOp::PRODUCT) op = c10d::ReduceOp(c10d::ReduceOp::MIN);
+}
+
 // gloo has no PREMUL_SUM: the factor is applied to what gloo reduces (the
 // tensor itself for an all_reduce, whose input is its output; a staged
 // copy of the input otherwise), then gloo sums. Returns the factor (1 for
@@ -177,11 +196,15 @@ std::string describe(const std::exception& e) {
 
 }  // namespace
 
-FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> signatures, int rank,
-                       int size, std::chrono::milliseconds timeout)
-    : c10d::Backend(rank, size), gloo_(std::move(gloo)), signatures_(std::move(signatures)), timeout_(timeout) {
-  for (const auto& g : {gloo_, signatures_}) {
-    TORCH_CHECK(g, "fooccl needs two gloo process groups");
+FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> signatures,
+                       c10::intrusive_ptr<c10d::Backend> host, int rank, int size, std::chrono::milliseconds timeout)
+    : c10d::Backend(rank, size),
+      gloo_(std::move(gloo)),
+      signatures_(std::move(signatures)),
+      host_(std::move(host)),
+      timeout_(timeout) {
+  for (const auto& g : {gloo_, signatures_, host_}) {
+    TORCH_CHECK(g, "fooccl needs three gloo process groups");
     TORCH_CHECK(g->getRank() == rank && g->getSize() == size, "fooccl: a gloo group has rank ", g->getRank(), " of ",
                 g->getSize(), ", not ", rank, " of ", size);
   }
@@ -331,9 +354,16 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     const bool typed = c.lane == kCollective;
     c.failure = std::make_shared<std::string>();
     if (coalescing_ && c.lane == kCollective) coalesced_failures_.push_back(c.failure);
+    // Collectives take their turn (ExchangeOrder.h); sends and receives
+    // are matched by peer and tag, whatever their order.
+    std::shared_ptr<ExchangeOrder> order = c.lane == kCollective ? exchange_order_ : nullptr;
+    const uint64_t ticket = order ? order->take() : 0;
+    try {
     exchange_kernel(internal, c.name, c.failure,
                     [gloo = gloo_, views = std::move(views), call = std::move(c.call), timeout = timeout_,
-                     signature = std::move(signature), typed, after = std::move(c.after_exchange)] {
+                     signature = std::move(signature), typed, after = std::move(c.after_exchange), order, ticket] {
+      std::optional<ExchangeTurn> turn;
+      if (order) turn.emplace(*order, ticket, timeout);
       std::vector<at::Tensor> cpu;
       std::vector<MemoryRange> ranges;
       cpu.reserve(views.size());
@@ -349,6 +379,10 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       if (w) wait_all({w}, timeout);
       if (after) after(cpu);
     });
+    } catch (...) {
+      if (order) order->finish(ticket);  // never queued: later collectives must not wait for it
+      throw;
+    }
     if (c.stage_out) c.stage_out();
   }
   return end(c, internal);
@@ -356,10 +390,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
 
 c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& tensors,
                                                      const c10d::AllreduceOptions& opts) {
-  if (all_cpu(tensors)) return gloo_->allreduce(tensors, opts);
+  if (all_cpu(tensors)) return host_->allreduce(tensors, opts);
   check_one(tensors, "all_reduce");
   at::Tensor t = complex_as_real(tensors[0], &opts.reduceOp, "all_reduce");
   c10d::AllreduceOptions o = opts;
+  apply_nccl_reduce_rules(o.reduceOp, std::vector<at::Tensor>{t});
   double factor = premul_factor(o.reduceOp);
   int64_t divisor = integer_average(o.reduceOp, {t}, size_);
   Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
@@ -379,7 +414,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
 
 c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& tensors,
                                                      const c10d::BroadcastOptions& opts) {
-  if (all_cpu(tensors)) return gloo_->broadcast(tensors, opts);
+  if (all_cpu(tensors)) return host_->broadcast(tensors, opts);
   check_one(tensors, "broadcast");
   at::Tensor t = complex_as_real(tensors[0], nullptr, "broadcast");
   Collective c{"broadcast", c10d::OpType::BROADCAST};
@@ -395,10 +430,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& te
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
-  if (all_cpu(tensors)) return gloo_->reduce(tensors, opts);
+  if (all_cpu(tensors)) return host_->reduce(tensors, opts);
   check_one(tensors, "reduce");
   at::Tensor t = complex_as_real(tensors[0], &opts.reduceOp, "reduce");
   c10d::ReduceOptions o = opts;
+  apply_nccl_reduce_rules(o.reduceOp, std::vector<at::Tensor>{t});
   double factor = premul_factor(o.reduceOp);
   int64_t divisor = integer_average(o.reduceOp, {t}, size_);
   // As with NCCL, only the root's tensor receives the result.
@@ -423,7 +459,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tenso
 c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                                      std::vector<at::Tensor>& inputs,
                                                      const c10d::AllgatherOptions& opts) {
-  if (all_cpu(inputs)) return gloo_->allgather(outputs, inputs, opts);
+  if (all_cpu(inputs)) return host_->allgather(outputs, inputs, opts);
   check_one(inputs, "all_gather");
   TORCH_CHECK_VALUE(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
                     "fooccl all_gather: expecting one list of ", size_, " output tensors");
@@ -465,7 +501,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at:
 
 c10::intrusive_ptr<c10d::Work> FooBackend::gather(std::vector<std::vector<at::Tensor>>& outputs,
                                                   std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) {
-  if (all_cpu(inputs)) return gloo_->gather(outputs, inputs, opts);
+  if (all_cpu(inputs)) return host_->gather(outputs, inputs, opts);
   check_one(inputs, "gather");
   at::Tensor in = inputs[0];
   const bool root = opts.rootRank == rank_;
@@ -502,7 +538,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::gather(std::vector<std::vector<at::Te
 c10::intrusive_ptr<c10d::Work> FooBackend::scatter(std::vector<at::Tensor>& outputs,
                                                    std::vector<std::vector<at::Tensor>>& inputs,
                                                    const c10d::ScatterOptions& opts) {
-  if (all_cpu(outputs)) return gloo_->scatter(outputs, inputs, opts);
+  if (all_cpu(outputs)) return host_->scatter(outputs, inputs, opts);
   check_one(outputs, "scatter");
   at::Tensor out = outputs[0];
   const bool root = opts.rootRank == rank_;
@@ -538,7 +574,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::scatter(std::vector<at::Tensor>& outp
 
 c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
                                                            const c10d::AllgatherOptions& opts) {
-  if (input.is_cpu() && output.is_cpu()) return gloo_->_allgather_base(output, input, opts);
+  if (input.is_cpu() && output.is_cpu()) return host_->_allgather_base(output, input, opts);
   check_single(input);
   check_single(output);
   check_same_device(input, output, "all_gather_into_tensor");
@@ -604,7 +640,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch_pairs(const char* name, c10d::
 c10::intrusive_ptr<c10d::Work> FooBackend::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                                            std::vector<at::Tensor>& inputs,
                                                                            const c10d::AllgatherOptions& opts) {
-  if (all_cpu(inputs)) return gloo_->allgather_into_tensor_coalesced(outputs, inputs, opts);
+  if (all_cpu(inputs)) return host_->allgather_into_tensor_coalesced(outputs, inputs, opts);
   for (size_t i = 0; i < inputs.size() && i < outputs.size(); ++i) {
     TORCH_CHECK_VALUE(inputs[i].dtype() == outputs[i].dtype(), "output tensor must have the same type as input tensor");
     TORCH_CHECK_VALUE(inputs[i].numel() * size_ == outputs[i].numel(),
@@ -618,10 +654,11 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allgather_into_tensor_coalesced(std::
 
 c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                                                const c10d::AllreduceCoalescedOptions& opts) {
-  if (all_cpu(tensors)) return gloo_->allreduce_coalesced(tensors, opts);
+  if (all_cpu(tensors)) return host_->allreduce_coalesced(tensors, opts);
   c10d::AllreduceOptions o;
   o.reduceOp = opts.reduceOp;
   o.timeout = opts.timeout;
+  apply_nccl_reduce_rules(o.reduceOp, tensors);
   double factor = premul_factor(o.reduceOp);
   int64_t divisor = integer_average(o.reduceOp, tensors, size_);
   return launch_pairs("all_reduce_coalesced", c10d::OpType::ALLREDUCE_COALESCED, tensors, tensors,
@@ -636,13 +673,14 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce_coalesced(std::vector<at::T
 c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                                            std::vector<at::Tensor>& inputs,
                                                                            const c10d::ReduceScatterOptions& opts) {
-  if (all_cpu(inputs)) return gloo_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
+  if (all_cpu(inputs)) return host_->reduce_scatter_tensor_coalesced(outputs, inputs, opts);
   for (size_t i = 0; i < inputs.size() && i < outputs.size(); ++i) {
     TORCH_CHECK_VALUE(inputs[i].dtype() == outputs[i].dtype(), "input tensor must be the same type as the output tensor.");
     TORCH_CHECK_VALUE(inputs[i].numel() == outputs[i].numel() * size_,
                       "input tensor must be the same size as output size times world size");
   }
   c10d::ReduceScatterOptions o = opts;
+  apply_nccl_reduce_rules(o.reduceOp, inputs);
   double factor = premul_factor(o.reduceOp);
   int64_t divisor = integer_average(o.reduceOp, inputs, size_);
   return launch_pairs("reduce_scatter_tensor_coalesced", c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, outputs,
@@ -656,7 +694,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter_tensor_coalesced(std::
 c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor>& outputs,
                                                           std::vector<std::vector<at::Tensor>>& inputs,
                                                           const c10d::ReduceScatterOptions& opts) {
-  if (all_cpu(outputs)) return gloo_->reduce_scatter(outputs, inputs, opts);
+  if (all_cpu(outputs)) return host_->reduce_scatter(outputs, inputs, opts);
   check_one(outputs, "reduce_scatter");
   TORCH_CHECK_VALUE(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
                     "fooccl reduce_scatter: expecting one list of ", size_, " input tensors");
@@ -664,6 +702,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor
   std::vector<at::Tensor> ins = inputs[0];
   check_list(ins, out, "reduce_scatter", "input");
   c10d::ReduceScatterOptions o = opts;
+  apply_nccl_reduce_rules(o.reduceOp, std::vector<at::Tensor>{out});
   double factor = premul_factor(o.reduceOp);
   int64_t divisor = integer_average(o.reduceOp, {out}, size_);
   const int64_t n = out.numel();
@@ -693,7 +732,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce_scatter(std::vector<at::Tensor
 
 c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                                 const c10d::ReduceScatterOptions& opts) {
-  if (input.is_cpu() && output.is_cpu()) return gloo_->_reduce_scatter_base(output, input, opts);
+  if (input.is_cpu() && output.is_cpu()) return host_->_reduce_scatter_base(output, input, opts);
   check_single(input);
   check_single(output);
   check_same_device(input, output, "reduce_scatter_tensor");
@@ -702,6 +741,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& outp
                     "input tensor must be the same size as output size times world size");
   at::Tensor in = input, out = output;
   c10d::ReduceScatterOptions o = opts;
+  apply_nccl_reduce_rules(o.reduceOp, std::vector<at::Tensor>{in});
   double factor = premul_factor(o.reduceOp);
   int64_t divisor = integer_average(o.reduceOp, {in}, size_);
   Collective c{"reduce_scatter_tensor", c10d::OpType::_REDUCE_SCATTER_BASE};
@@ -725,7 +765,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at:
                                                          std::vector<int64_t>& input_splits,
                                                          const c10d::AllToAllOptions& opts) {
   if (input.is_cpu() && output.is_cpu()) {
-    return gloo_->alltoall_base(output, input, output_splits, input_splits, opts);
+    return host_->alltoall_base(output, input, output_splits, input_splits, opts);
   }
   check_single(input);
   check_single(output);
@@ -753,7 +793,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at:
 
 c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                                                     const c10d::AllToAllOptions& opts) {
-  if (all_cpu(inputs) && all_cpu(outputs)) return gloo_->alltoall(outputs, inputs, opts);
+  if (all_cpu(inputs) && all_cpu(outputs)) return host_->alltoall(outputs, inputs, opts);
   TORCH_CHECK_VALUE(static_cast<int>(inputs.size()) == size_ && static_cast<int>(outputs.size()) == size_,
                     "fooccl all_to_all: expecting ", size_, " input and ", size_, " output tensors, got ",
                     inputs.size(), " and ", outputs.size());
@@ -801,7 +841,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& out
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors, int dst, int tag) {
-  if (all_cpu(tensors)) return gloo_->send(tensors, dst, tag);
+  if (all_cpu(tensors)) return host_->send(tensors, dst, tag);
   check_one(tensors, "send");
   check_exchangeable(tensors[0], c10d::OpType::SEND);
   if (coalescing_) return coalesce({true, tensors[0], dst, tag});
@@ -824,7 +864,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors
 }
 
 c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors, int src, int tag) {
-  if (all_cpu(tensors)) return gloo_->recv(tensors, src, tag);
+  if (all_cpu(tensors)) return host_->recv(tensors, src, tag);
   check_one(tensors, "recv");
   check_exchangeable(tensors[0], c10d::OpType::RECV);
   if (coalescing_) return coalesce({false, tensors[0], src, tag});

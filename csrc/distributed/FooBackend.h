@@ -24,6 +24,7 @@
 #include <array>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@
 #include <foo_sim/foo_runtime.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include "distributed/ExchangeOrder.h"
 #include "distributed/FooWork.h"
 #include "distributed/Signature.h"
 #include "runtime/FooStream.h"
@@ -40,13 +42,15 @@ namespace foo::distributed {
 
 class FooBackend : public c10d::Backend {
  public:
-  // `gloo` carries the data (a ProcessGroupGloo over the same store, rank
-  // and size); CPU tensors given to this backend go to it unchanged.
-  // `signatures` (another one, under its own store prefix) carries only
-  // the comparison of the ranks' tensors before each collective
-  // (Signature.h).
-  FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> signatures, int rank, int size,
-             std::chrono::milliseconds timeout);
+  // `gloo` carries the foo tensors' data (a ProcessGroupGloo over the same
+  // store, rank and size). `signatures` (another one, under its own store
+  // prefix) carries only the comparison of the ranks' tensors before each
+  // collective (Signature.h). `host` (a third) takes CPU tensors as they
+  // are, at the call: apart from the foo collectives, which reach gloo
+  // later from their kernels, so that the two kinds never pair with each
+  // other (with NCCL, CPU tensors go to another backend).
+  FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> signatures,
+             c10::intrusive_ptr<c10d::Backend> host, int rank, int size, std::chrono::milliseconds timeout);
   ~FooBackend() override;
 
   const std::string getBackendName() const override { return "fooccl"; }
@@ -179,6 +183,11 @@ class FooBackend : public c10d::Backend {
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
   c10::intrusive_ptr<c10d::Backend> signatures_;
+  c10::intrusive_ptr<c10d::Backend> host_;
+  // The collectives' exchanges, in the order the host called them, whatever
+  // their device (ExchangeOrder.h). Shared with the kernels, which may
+  // outlive the backend.
+  std::shared_ptr<ExchangeOrder> exchange_order_ = std::make_shared<ExchangeOrder>();
   // The group's timeout: how long a kernel waits for gloo before it fails
   // the collective (gloo's own timeouts do not cover every mismatch).
   std::chrono::milliseconds timeout_;
