@@ -321,7 +321,8 @@ def test_cpu_scalar_tensor_first_keeps_the_kernel_on_foo():
     # A CPU 0-dim tensor is a scalar beside foo tensors, wherever it stands:
     # the kernel runs on foo, in stream order, and returns a foo tensor.
     def f(s, x):
-        return s + x, torch.maximum(s, x), s - x.exp()
+        # addcmul has a lowering of its own, which placed the kernel on s's device.
+        return s + x, torch.maximum(s, x), s - x.exp(), torch.addcmul(s, x, x), torch.addcmul(s, x, x, value=0.5)
 
     compiled = torch.compile(f)
     s = torch.tensor(1.0)
@@ -395,6 +396,33 @@ def test_fullgraph_with_a_user_stream_and_events():
     assert not torch.foo.current_stream().query()
     _close(out, f(torch.ones(256)))
     assert _frames() == 1
+
+
+def test_fullgraph_stream_block_runs_its_kernel_on_that_stream():
+    # Inside `with side:` the kernel must be queued on `side`, after the work
+    # the host put there (a fill behind a sleep), and the kernel outside the
+    # block on the current stream, which does not wait for `side`.
+    side = torch.foo.Stream()
+
+    def f(x):
+        with side:
+            y = x * 2
+        z = x + 1
+        return y, z
+
+    compiled = torch.compile(f, fullgraph=True)
+    compiled(torch.ones(1000, device="foo"))
+    torch.foo.synchronize()
+    x = torch.ones(1000, device="foo")
+    torch.foo.synchronize()
+    with torch.foo.stream(side):
+        torch.foo._sleep(300)
+        x.fill_(5.0)
+    y, z = compiled(x)
+    z_now = z.cpu()  # the current stream's kernel does not wait behind `side`
+    torch.foo.synchronize()
+    _close(y, torch.full((1000,), 10.0))
+    _close(z_now, torch.full((1000,), 2.0))
 
 
 def test_second_device():

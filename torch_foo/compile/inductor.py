@@ -14,7 +14,7 @@ call returns once its work is queued.
 
 import os
 import threading
-from typing import Any
+from typing import Any, Optional
 
 import torch
 from torch._inductor import config
@@ -76,6 +76,17 @@ def packed_entry_point(arg_types: list[str], kernel_name: str) -> str:
 
 class FooCppScheduling(CppScheduling):
     """Inductor's C++ scheduling, with kernels defined for foo's launcher."""
+
+    def ready_to_flush(self) -> bool:
+        # The C++ kernel group gathers consecutive nodes into one kernel, and
+        # the scheduler opens and closes stream blocks (`with stream1:`)
+        # without flushing it: the kernel would be launched after its block,
+        # on the wrong stream, with nodes of other streams fused in. In a
+        # graph with several streams, each node is launched at once, inside
+        # its own stream's block, as GPU backends launch theirs.
+        if self.scheduler is not None and self.scheduler._has_multi_stream_nodes():
+            return True
+        return super().ready_to_flush()
 
     def define_kernel(self, src_code: str, nodes: Any, kernel_args: Any = None) -> str:
         try:
@@ -304,6 +315,42 @@ def _pointwise_prefers_foo_over_cpu() -> None:
     lowering.is_gpu = is_gpu
 
 
+def _addcmul_with_a_cpu_scalar_runs_on_foo() -> None:
+    """Makes ``addcmul(s, t1, t2)`` with a CPU 0-dim ``s`` and foo ``t1``/``t2`` run on foo.
+
+    Inductor's ``addcmul`` lowering builds its kernel on ``self``'s device
+    without asking ``is_gpu``, so such a call made a CPU kernel that read
+    foo memory without waiting for its stream and returned a CPU tensor.
+    That case goes through the element-wise lowerings instead (``t1 * t2``,
+    times ``value``, plus ``s``), which place the kernel on foo, in eager's
+    order of operations.
+    """
+    import torch._inductor.lowering as lowering
+    from torch._inductor import ir
+
+    aten = torch.ops.aten
+    original = lowering.lowerings[aten.addcmul.default]
+    if getattr(original, "_foo_aware", False):
+        return
+
+    def device_type(x: Any) -> Optional[str]:
+        if isinstance(x, ir.TensorBox) and x.get_device() is not None:
+            return x.get_device().type
+        return None
+
+    def addcmul(self: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Any:
+        if device_type(self) == "cpu" and "foo" in (device_type(tensor1), device_type(tensor2)):
+            mul, add = lowering.lowerings[aten.mul.Tensor], lowering.lowerings[aten.add.Tensor]
+            product = mul(tensor1, tensor2)
+            if not (isinstance(value, (int, float)) and value == 1):
+                product = mul(product, value)
+            return add(self, product)
+        return original(self, tensor1, tensor2, value=value)
+
+    addcmul._foo_aware = True  # type: ignore[attr-defined]
+    lowering.lowerings[aten.addcmul.default] = addcmul
+
+
 class _FooCodegenVersion(CustomGraphModulePass):
     """A pass that changes nothing; its ``uuid`` puts foo's code generation into inductor's cache keys.
 
@@ -339,6 +386,7 @@ def register() -> None:
         _cpp_backend_for_foo()
         _device_guard_for_foo()
         _pointwise_prefers_foo_over_cpu()
+        _addcmul_with_a_cpu_scalar_runs_on_foo()
         _registered = True
 
 
