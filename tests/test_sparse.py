@@ -165,3 +165,17 @@ def test_sparse_operators_refuse_tensors_on_another_device_as_cuda():
                  lambda: torch.ones(3, 3, device="foo") + torch.eye(3).to_sparse()):
         with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
             call()
+
+
+def test_sparse_tensors_on_the_second_device_while_the_first_is_current(foo):
+    # Each sparse kernel switches to its tensors' device, as CUDA's generated
+    # wrappers do: SparseTensorImpl made its placeholder indices on the
+    # current device and refused values on foo:1.
+    dense = torch.tensor([[0.0, 2.0], [3.0, 0.0]], device="foo:1")
+    coo = dense.to_sparse()
+    made = torch.sparse_coo_tensor(torch.tensor([[0, 1]], device="foo:1"), torch.ones(2, device="foo:1"), (3,))
+    total = (coo + coo).coalesce()
+    assert foo.current_device() == 0
+    assert coo.device == made.device == total.device == torch.device("foo:1")
+    assert total.to_dense().cpu().tolist() == [[0.0, 4.0], [6.0, 0.0]]
+    assert made.to_dense().cpu().tolist() == [1.0, 1.0, 0.0]
