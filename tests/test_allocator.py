@@ -313,3 +313,40 @@ def test_kernels_refuse_views_of_a_storage_shrunk_or_freed_under_them(foo):
     x.untyped_storage().resize_(1 << 18)  # grown back, as FSDP does before use
     y.fill_(2.0)
     assert y.sum().item() == 2.0 * (1 << 16)
+
+
+def test_torch_cuda_memory_api_names_work_on_foo(foo):
+    torch.ones(1, device="foo")  # initializes the device, as the stats need
+    nested = foo.memory_stats_as_nested_dict()
+    flat = foo.memory_stats()
+    assert nested["allocated_bytes"]["all"]["current"] == flat["allocated_bytes.all.current"]
+    assert nested["num_ooms"] == flat["num_ooms"]
+    with pytest.warns(FutureWarning, match="memory_reserved"):
+        assert foo.memory_cached() == foo.memory_reserved()
+    with pytest.warns(FutureWarning, match="max_memory_reserved"):
+        assert foo.max_memory_cached() == foo.max_memory_reserved()
+    assert foo.get_allocator_backend() == "native"
+    pinned = torch.empty(1 << 20, dtype=torch.uint8).pin_memory()
+    del pinned
+    foo.reset_accumulated_host_memory_stats()
+    assert foo.host_memory_stats()["allocations.allocated"] == 0
+    foo.reset_peak_host_memory_stats()
+    stats = foo.host_memory_stats()
+    assert stats["allocated_bytes.peak"] == stats["allocated_bytes.current"]
+
+
+def test_caching_allocator_alloc_and_delete_hold_a_block_by_address(foo):
+    side = foo.Stream(device=1)
+    before, before_0 = foo.memory_allocated(1), foo.memory_allocated(0)
+    ptr = foo.caching_allocator_alloc(3 << 20, device=1, stream=side)
+    assert ptr != 0 and foo.memory_allocated(1) - before == 3 << 20
+    assert foo.memory_allocated(0) == before_0  # on the stream's device only
+    foo.caching_allocator_delete(ptr)
+    assert foo.memory_allocated(1) == before
+    with pytest.raises(RuntimeError, match="invalid device pointer"):
+        foo.caching_allocator_delete(ptr)
+    assert foo.caching_allocator_alloc(0) == 0
+    with pytest.raises(ValueError, match="not on the requested device foo:0"):
+        foo.caching_allocator_alloc(16, device=0, stream=side)
+    with pytest.raises(TypeError, match="foo stream"):
+        foo.caching_allocator_alloc(16, stream=torch.Stream("cpu"))

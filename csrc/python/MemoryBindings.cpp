@@ -11,7 +11,9 @@
 
 #include "python/Bindings.h"
 #include "runtime/FooCachingAllocator.h"
+#include "runtime/FooHostAllocator.h"
 #include "runtime/FooMemoryHistory.h"
+#include "runtime/FooRawAlloc.h"
 
 namespace py = pybind11;
 
@@ -192,6 +194,12 @@ void bind_memory(py::module& m) {
     foo::set_memory_fraction(device, fraction);
   });
   m.def("_get_memory_fraction", [](c10::DeviceIndex device) { return foo::memory_fraction(device); });
+  m.def("_caching_allocator_alloc", [](size_t nbytes, c10::Stream stream) {
+    return reinterpret_cast<uintptr_t>(foo::raw_alloc(nbytes, stream));
+  });
+  m.def("_caching_allocator_delete", [](uintptr_t ptr) { foo::raw_delete(reinterpret_cast<void*>(ptr)); });
+  m.def("_reset_peak_host_memory_stats", [] { getFooHostAllocator()->reset_peak_stats(); });
+  m.def("_reset_accumulated_host_memory_stats", [] { getFooHostAllocator()->reset_accumulated_stats(); });
   m.def("_attach_out_of_memory_observer", [](py::object observer) {
     TORCH_CHECK_TYPE(PyCallable_Check(observer.ptr()), "_attach_out_of_memory_observer expects a callable");
     // Kept for the life of the process, as CUDA's observers are; the

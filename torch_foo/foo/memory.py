@@ -5,7 +5,8 @@ caching allocator through torch.accelerator.
 """
 
 import os
-from typing import Any
+import warnings
+from typing import Any, Optional
 
 import torch
 
@@ -148,6 +149,78 @@ def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
                  f"{stats.get('num_device_free', 0):>12}")
     lines.append("=" * width)
     return "\n".join(lines) + "\n"
+
+
+def memory_stats_as_nested_dict(device: DeviceLike = None) -> dict[str, Any]:
+    """memory_stats() as nested dictionaries: ``["allocated_bytes"]["all"]["current"]``."""
+    nested: dict[str, Any] = {}
+    for key, value in memory_stats(device).items():
+        *parents, leaf = key.split(".")
+        level = nested
+        for part in parents:
+            level = level.setdefault(part, {})
+        level[leaf] = value
+    return nested
+
+
+def memory_cached(device: DeviceLike = None) -> int:
+    """Deprecated: memory_reserved()'s old name, as in torch.cuda."""
+    warnings.warn("torch.foo.memory_cached has been renamed to torch.foo.memory_reserved", FutureWarning, stacklevel=2)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device: DeviceLike = None) -> int:
+    """Deprecated: max_memory_reserved()'s old name, as in torch.cuda."""
+    warnings.warn("torch.foo.max_memory_cached has been renamed to torch.foo.max_memory_reserved", FutureWarning,
+                  stacklevel=2)
+    return max_memory_reserved(device)
+
+
+def get_allocator_backend() -> str:
+    """The allocator in use: ``"native"``, foo's caching allocator (the only one)."""
+    return "native"
+
+
+def reset_peak_host_memory_stats() -> None:
+    """Resets the peaks of host_memory_stats() to their current values."""
+    from torch_foo import _C
+
+    _C._reset_peak_host_memory_stats()
+
+
+def reset_accumulated_host_memory_stats() -> None:
+    """Resets host_memory_stats()'s accumulated counts (allocated and freed totals)."""
+    from torch_foo import _C
+
+    _C._reset_accumulated_host_memory_stats()
+
+
+def caching_allocator_alloc(size: int, device: DeviceLike = None, stream: Optional[torch.Stream] = None) -> int:
+    """Takes ``size`` bytes from the caching allocator for work on ``stream``
+    (default: the device's current stream) and returns their address, as
+    torch.cuda.caching_allocator_alloc; give them back with
+    caching_allocator_delete."""
+    from torch_foo import _C
+    from torch_foo.foo._streams import current_stream
+
+    _lazy_init()
+    index = _get_device_index(device, optional=True)
+    if stream is None:
+        stream = current_stream(index)
+    if not isinstance(stream, torch.Stream) or stream.device.type != "foo":
+        raise TypeError(f"Invalid type for stream argument, must be a foo stream, not {stream!r}")
+    if stream.device_index != index:
+        raise ValueError(f"stream {stream} is not on the requested device foo:{index}")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ValueError(f"Invalid size {size!r}: expected a non-negative int")
+    return _C._caching_allocator_alloc(size, stream)
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Gives back memory that caching_allocator_alloc returned."""
+    from torch_foo import _C
+
+    _C._caching_allocator_delete(mem_ptr)
 
 
 def list_gpu_processes(device: DeviceLike = None) -> str:
