@@ -140,6 +140,9 @@ def test_renders_with_pytorchs_memory_viz(history, foo, tmp_path):
 
 
 def test_stream_ordered_free_is_requested_then_completed(history, foo):
+    # A process's first snapshot imports torch._inductor (for torch's frame
+    # symbolizer), which can take longer than the side stream's sleep.
+    history._snapshot()
     side = foo.Stream()
     t = torch.ones(4096, device="foo")
     address = t.data_ptr()
@@ -296,3 +299,18 @@ def test_stacks_all_adds_cpp_frames(foo):
     names = [f["name"] for f in alloc["frames"]]
     assert any("::" in n for n in names), "C++ frames (Python function names have no ::)"
     assert any(f["filename"] == __file__ for f in alloc["frames"]), "and Python frames"
+
+
+def test_default_stream_is_stream_0_as_in_cuda_snapshots(history, foo):
+    # PyTorch's memory viewer takes stream 0 as the default stream (CUDA's
+    # null stream) and labels no stream when every block is on it.
+    side = foo.Stream()
+    on_default = torch.empty(1000, device="foo")
+    with foo.stream(side):
+        on_side = torch.empty(3 << 20, dtype=torch.uint8, device="foo")
+    snapshot = history._snapshot()
+    stream_of = {b["address"]: s["stream"] for s in snapshot["segments"] for b in s["blocks"]}
+    assert stream_of[on_default.data_ptr()] == 0
+    assert stream_of[on_side.data_ptr()] == side.foo_stream != 0
+    allocs = {e["addr"]: e["stream"] for e in snapshot["device_traces"][0] if e["action"] == "alloc"}
+    assert allocs[on_default.data_ptr()] == 0 and allocs[on_side.data_ptr()] == side.foo_stream

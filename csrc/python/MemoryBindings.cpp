@@ -2,6 +2,7 @@
 // segments and trace entries into the dictionary torch.cuda.memory._snapshot()
 // returns, so that torch.cuda._memory_viz renders it, and supplies the stack
 // gathering (torch's CapturedTraceback) the runtime layer cannot link.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 
 #include "python/Bindings.h"
 #include "runtime/FooCachingAllocator.h"
+#include "runtime/FooFunctions.h"
 #include "runtime/FooHostAllocator.h"
 #include "runtime/FooMemoryHistory.h"
 #include "runtime/FooRawAlloc.h"
@@ -110,7 +112,27 @@ class FrameTable {
   std::vector<py::object> frames_;
 };
 
+// A stream as CUDA's snapshots name it: the default stream is CUDA's null
+// stream, 0, which PyTorch's memory viewer takes as the default (and then
+// labels no stream); any other by its handle.
+class SnapshotStreamIds {
+ public:
+  SnapshotStreamIds() {
+    for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
+      fooStream_t s = nullptr;
+      if (fooDeviceGetDefaultStream(d, &s) == fooSuccess) defaults_.push_back(s);
+    }
+  }
+  uintptr_t operator()(const void* s) const {
+    return std::find(defaults_.begin(), defaults_.end(), s) != defaults_.end() ? 0 : reinterpret_cast<uintptr_t>(s);
+  }
+
+ private:
+  std::vector<const void*> defaults_;
+};
+
 py::dict snapshot_dict() {
+  const SnapshotStreamIds stream_id;
   MemorySnapshot snapshot;
   {
     py::gil_scoped_release no_gil;  // the allocator's locks are taken without the GIL, as everywhere
@@ -135,7 +157,7 @@ py::dict snapshot_dict() {
     s["allocated_size"] = segment.allocated_size;
     s["active_size"] = segment.active_size;
     s["requested_size"] = segment.requested_size;
-    s["stream"] = reinterpret_cast<uintptr_t>(segment.stream);
+    s["stream"] = stream_id(segment.stream);
     s["segment_type"] = segment.is_large ? "large" : "small";
     s["segment_pool_id"] = py::make_tuple(segment.owner_private_pool_id.first, segment.owner_private_pool_id.second);
     s["is_expandable"] = false;
@@ -165,7 +187,7 @@ py::dict snapshot_dict() {
       // As CUDA's: an oom entry carries the device's free bytes instead of an address.
       e[entry.action_ == TraceEntry::OOM ? "device_free" : "addr"] = entry.addr_;
       e["size"] = entry.size_;
-      e["stream"] = reinterpret_cast<uintptr_t>(entry.stream_);
+      e["stream"] = stream_id(entry.stream_);
       e["device"] = entry.device_;
       e["time_us"] = entry.time_.t_ / 1000;
       e["frames"] = table.frames(entry.context_);
