@@ -485,3 +485,35 @@ def test_collectives_pair_in_call_order_across_devices_and_apart_from_cpu_tensor
         assert len(out["premul_errors"]) == 2
         assert out["premul_errors"][0].startswith("TypeError: PreMulSum Data type must be half, float, bfloat16 or double")
         assert out["premul_errors"][1].startswith("ValueError: Cannot use ReduceOp.PREMUL_SUM with boolean inputs")
+
+
+def _split_groups(rank, world, store):
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+
+    dev = init(rank, world, store, backend="fooccl", timeout_s=30, device_id=torch.device("foo", rank))
+    out = {}
+    # A group bound to a device makes a mesh's groups by splitting.
+    mesh = init_device_mesh("foo", (world, 1), mesh_dim_names=("dp", "tp"))
+    t = torch.full((2,), float(rank + 1), device=dev)
+    dist.all_reduce(t, group=mesh["dp"].get_group())
+    u = torch.full((2,), float(rank + 1), device=dev)
+    dist.all_reduce(u, group=mesh["tp"].get_group())
+    out["mesh"] = (t.cpu().tolist(), u.cpu().tolist())
+    alone = dist.split_group(split_ranks=[[r] for r in range(world)])
+    v = torch.full((2,), float(rank + 1), device=dev)
+    dist.all_reduce(v, group=alone)
+    out["split"] = (dist.get_world_size(alone), v.cpu().tolist())
+    first = dist.new_group([0])  # rank 1 is outside: torch asks its parent for a "no-color" split
+    out["new_group_member"] = first != dist.GroupMember.NON_GROUP_MEMBER
+    dist.destroy_process_group()
+    return out
+
+
+def test_a_group_bound_to_a_device_splits_into_meshes_and_subgroups(tmp_path):
+    world = 2
+    total = float(sum(r + 1 for r in range(world)))
+    for rank, out in enumerate(run_ranks(_split_groups, world, tmp_path)):
+        assert out["mesh"] == ([total] * 2, [float(rank + 1)] * 2)
+        assert out["split"] == (1, [float(rank + 1)] * 2)
+        assert out["new_group_member"] == (rank == 0)

@@ -1,5 +1,6 @@
 #include "distributed/FooBackend.h"
 
+#include <algorithm>
 #include <numeric>
 #include <utility>
 
@@ -218,6 +219,29 @@ FooBackend::~FooBackend() {
       if (s) fooStreamDestroy(s->stream());
     }
   }
+}
+
+namespace {
+FooBackend::Creator& creator() {
+  static auto* kept = new FooBackend::Creator();  // never destroyed: it may hold a Python object
+  return *kept;
+}
+}  // namespace
+
+void FooBackend::set_creator(Creator c) { creator() = std::move(c); }
+
+c10::intrusive_ptr<c10d::Backend::Options> FooBackend::getBackendOptions() {
+  return c10::make_intrusive<FooOptions>(timeout_);
+}
+
+c10::intrusive_ptr<c10d::Backend> FooBackend::split(const c10::intrusive_ptr<c10d::Store>& store,
+                                                    const std::vector<int>& ranks,
+                                                    const c10::intrusive_ptr<Options>& opts) {
+  auto me = std::find(ranks.begin(), ranks.end(), rank_);
+  if (me == ranks.end()) return nullptr;  // not in the new group, as ProcessGroupGloo::split answers
+  TORCH_CHECK(creator(), "fooccl cannot split a group: torch_foo's distributed package is not loaded");
+  return creator()(store, static_cast<int>(me - ranks.begin()), static_cast<int>(ranks.size()),
+                   opts ? opts->timeout : timeout_);
 }
 
 void FooBackend::shutdown() {

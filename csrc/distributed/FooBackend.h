@@ -40,6 +40,12 @@
 
 namespace foo::distributed {
 
+// fooccl's options: c10d's (the timeout), copyable from Python, as
+// split_group deep-copies the parent group's.
+struct FooOptions : c10d::Backend::Options {
+  explicit FooOptions(std::chrono::milliseconds timeout) : Options("fooccl", timeout) {}
+};
+
 class FooBackend : public c10d::Backend {
  public:
   // `gloo` carries the foo tensors' data (a ProcessGroupGloo over the same
@@ -58,6 +64,23 @@ class FooBackend : public c10d::Backend {
   c10::intrusive_ptr<c10d::Backend> transport() const { return gloo_; }
   // Waits for the collectives already queued (errors stay with their Work).
   void shutdown() override;
+
+  // Splitting (torch.distributed.split_group, and the device meshes of a
+  // group bound to a device, which torch makes by splitting): the new group
+  // is a fooccl group of its own over the split's store, made by the
+  // creator c10d makes fooccl groups with, which the Python package sets
+  // here (it builds the gloo groups underneath).
+  using Creator = std::function<c10::intrusive_ptr<c10d::Backend>(
+      const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, std::chrono::milliseconds timeout)>;
+  static void set_creator(Creator creator);
+  bool supportsSplitting() const override { return true; }
+  // c10d numbers a split group's collectives: gloo's numbers, which count
+  // the exchanges underneath.
+  void setSequenceNumberForGroup() override { gloo_->setSequenceNumberForGroup(); }
+  uint64_t getSequenceNumberForGroup() override { return gloo_->getSequenceNumberForGroup(); }
+  c10::intrusive_ptr<Options> getBackendOptions() override;
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store, const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<Options>& opts) override;
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;

@@ -45,4 +45,5 @@ def register() -> None:
         # tensors (handed to gloo as they are); the default backend of cpu
         # stays gloo.
         dist.Backend.register_backend(BACKEND_NAME, _create_backend, devices=["foo", "cpu"])
+        _C._distributed._set_split_creator(_create_backend)
         _registered = True
