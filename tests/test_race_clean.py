@@ -7,8 +7,8 @@ patterns are in tests/test_race.py); the Python children some tests start are
 checked too (conftest.run_python collects their reports). Left out: the
 tests that demonstrate a missing synchronization on purpose (the detector
 finds it: tests/test_race.py covers that), one that asserts line numbers
-of its child's code, one that waits for timing, and a slow one that only
-lists fallback operators."""
+of its child's code, one that waits for timing, and two slow ones that only
+list fallback operators or read a setting."""
 
 import glob
 import json
@@ -26,6 +26,7 @@ LEFT_OUT = [
     "test_launch_blocking_makes_launches_synchronous",  # asserts its child's line numbers
     "test_high_priority_stream_goes_first",  # timing
     "test_fallback_lists_and_warns_once_per_operator",  # slow, one stream
+    "test_malformed_fallback_warning_switch_is_reported_and_off",  # slow, one stream
 ]
 
 
