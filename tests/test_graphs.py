@@ -2,6 +2,7 @@
 torch.foo.graph, make_graphed_callables, private pools and graph-safe RNG."""
 
 import copy
+import threading
 import time
 
 import pytest
@@ -620,3 +621,49 @@ def test_check_input_liveness_follows_only_captured_work(foo):
     g.replay()
     foo.synchronize()
     assert torch.equal(y.cpu(), torch.full((1000,), 2.0)) and torch.equal(p.cpu(), torch.ones(4, 4))
+
+
+def test_two_threads_capture_at_once_on_their_own_streams(foo):
+    # CUDA allows overlapping captures on different streams (thread_local
+    # mode); each graph draws its random numbers from its own slot.
+    x = torch.ones(1000, device="foo")
+    foo.synchronize()
+    first_began = threading.Event()
+    results, errors = {}, []
+
+    def capture(k):
+        try:
+            s, g = foo.Stream(), foo.FooGraph()
+            with foo.stream(s):
+                (x * 0).sum()  # warms the stream's allocator outside the capture
+                if k == 1:
+                    assert first_began.wait(10)
+                g.capture_begin(capture_error_mode="thread_local")
+                if k == 0:
+                    first_began.set()
+                y = x * (k + 2)
+                r = torch.rand(1000, device="foo")
+                if k == 0:
+                    time.sleep(0.3)  # the other thread captures meanwhile
+                g.capture_end()
+                draws = []
+                for _ in range(2):
+                    g.replay()
+                    draws.append(r.cpu().clone())
+                s.synchronize()
+                results[k] = (y[0].item(), draws)
+        except Exception as e:  # noqa: BLE001 - reported below
+            first_began.set()
+            errors.append(f"{k}: {type(e).__name__}: {e}")
+
+    threads = [threading.Thread(target=capture, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert results[0][0] == 2.0 and results[1][0] == 3.0
+    for first, second in (draws for _, draws in results.values()):
+        assert not torch.equal(first, second)  # fresh numbers each replay
+        assert 0 <= first.min() and first.max() < 1
+    assert not torch.equal(results[0][1][0], results[1][1][0])

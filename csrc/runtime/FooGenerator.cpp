@@ -100,10 +100,11 @@ KernelRng FooGeneratorImpl::next_kernel_rng() {
   if (captures_underway() != 0) {
     unsigned long long id = capture_id(getCurrentFooStream(device().index()));
     if (id != 0) {
-      TORCH_CHECK(capture_slot_ && id == capture_id_,
+      auto it = captures_.find(id);
+      TORCH_CHECK(it != captures_.end(),
                   "A random operator on a capturing foo stream used a generator that the graph does not know: "
                   "graphs draw from the default generator of their device only");
-      return KernelRng(capture_slot_, capture_offset_++);
+      return KernelRng(it->second.slot, it->second.offset++);
     }
   }
   uint64_t stream_seed = philox_bits(seed_, offset_);
@@ -112,19 +113,16 @@ KernelRng FooGeneratorImpl::next_kernel_rng() {
 }
 
 void FooGeneratorImpl::capture_prologue(std::shared_ptr<GraphRngSlot> slot, unsigned long long capture_id) {
-  TORCH_CHECK(!capture_slot_, "The foo generator of device ", static_cast<int>(device().index()),
-              " is already in use by a graph being captured; capture one graph per device at a time");
-  capture_slot_ = std::move(slot);
-  capture_id_ = capture_id;
-  capture_offset_ = 0;
+  TORCH_CHECK(captures_.count(capture_id) == 0, "The foo generator of device ", static_cast<int>(device().index()),
+              " already serves capture ", capture_id);
+  captures_[capture_id] = Capture{std::move(slot), 0};
 }
 
-void FooGeneratorImpl::capture_epilogue() {
-  if (!capture_slot_) return;
-  capture_slot_->increment = capture_offset_;
-  capture_slot_.reset();
-  capture_id_ = 0;
-  capture_offset_ = 0;
+void FooGeneratorImpl::capture_epilogue(unsigned long long capture_id) {
+  auto it = captures_.find(capture_id);
+  if (it == captures_.end()) return;
+  it->second.slot->increment = it->second.offset;
+  captures_.erase(it);
 }
 
 void FooGeneratorImpl::replay_prologue(const GraphRngSlot& slot) {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 #include <mutex>
 
 #include <ATen/core/Generator.h>
@@ -69,11 +70,13 @@ class FooGeneratorImpl final : public c10::GeneratorImpl {
 
   // Graph capture, with mutex_ held. capture_prologue: launches on streams
   // in capture `capture_id` now draw from `slot`. capture_epilogue: ends
-  // that and records in the slot what one replay consumes.
+  // that and records in the slot what one replay consumes. Several
+  // captures may be under way at once (on different streams, as CUDA
+  // allows), each with its own slot.
   // replay_prologue: writes (seed, offset) into the slot on the current
   // stream and advances the offset as eager launches would.
   void capture_prologue(std::shared_ptr<GraphRngSlot> slot, unsigned long long capture_id);
-  void capture_epilogue();
+  void capture_epilogue(unsigned long long capture_id);
   void replay_prologue(const GraphRngSlot& slot);
 
   static c10::DeviceType device_type() { return c10::DeviceType::PrivateUse1; }
@@ -86,9 +89,13 @@ class FooGeneratorImpl final : public c10::GeneratorImpl {
 
   uint64_t seed_;
   uint64_t offset_ = 0;
-  std::shared_ptr<GraphRngSlot> capture_slot_;  // while a graph captures
-  unsigned long long capture_id_ = 0;
-  uint64_t capture_offset_ = 0;  // offsets handed out in the capture so far
+  // The captures under way, by capture id: the graph's slot, and the
+  // offsets handed out in the capture so far.
+  struct Capture {
+    std::shared_ptr<GraphRngSlot> slot;
+    uint64_t offset = 0;
+  };
+  std::unordered_map<unsigned long long, Capture> captures_;
 };
 
 const at::Generator& default_generator(c10::DeviceIndex device);

@@ -128,7 +128,7 @@ void FooGraphImpl::end_capture_bookkeeping() noexcept {
   }
   if (generator_.defined()) {
     std::lock_guard<std::mutex> lock(generator_.mutex());
-    generator_.get<FooGeneratorImpl>()->capture_epilogue();
+    generator_.get<FooGeneratorImpl>()->capture_epilogue(capture_id_);
   }
   note_capture_ended();
   capturing_ = false;
