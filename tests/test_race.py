@@ -429,3 +429,30 @@ def test_collectives_between_processes_are_race_free_and_a_missing_wait_is_not(t
     for out in run_ranks(_collectives_under_the_detector, 2, tmp_path, timeout=90):
         assert out["correct"] == [], "\n\n".join(out["correct"])
         assert len(out["missing_wait"]) == 1 and "fooccl all_reduce" in out["missing_wait"][0]
+
+
+def test_pinned_buffer_copied_out_and_back_with_to_is_ordered_and_unordered_is_found(race):
+    # `p.to("foo", non_blocking=True)` reads the pinned buffer on the stream,
+    # after the copy into it: no report. The same read on another stream,
+    # unordered with that copy, is a race.
+    a = torch.ones(1 << 16, device="foo")
+    p = torch.zeros(1 << 16, pin_memory=True)
+    with race.race_check("warn"):
+        race._sleep(100)
+        p.copy_(a, non_blocking=True)
+        b = p.to("foo", non_blocking=True)
+        race.synchronize()
+        assert race.race_reports() == []
+        assert b.sum().item() == 1 << 16
+        s = race.Stream()
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            race._sleep(200)
+            p.copy_(a * 2, non_blocking=True)  # R9-write
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p.to("foo", non_blocking=True)  # R9-read
+        race.synchronize()
+    (report,) = race.race_reports()
+    assert report["first"]["access"] == "write" and report["second"]["access"] == "read"
+    assert f"{here()}:{line_of('R9-read')}" in report["message"]

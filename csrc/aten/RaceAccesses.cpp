@@ -132,6 +132,14 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   c10::ArrayRef<const c10::IValue> inputs = fn.inputs();
   for (size_t i = 0; i < inputs.size(); ++i) gather(inputs[i], i < info->writes.size() && info->writes[i], g);
   if (g.tensors.empty()) return nullptr;
+  if (!g.any_foo) {
+    // CPU tensors in, a foo device named (`x.to("foo")`, `_to_copy`): the
+    // result is made on foo by the operators it calls, which declare their
+    // own accesses (a pinned source is read on the stream, in order).
+    for (const c10::IValue& v : inputs) {
+      if (v.isDevice() && v.toDevice().type() == c10::DeviceType::PrivateUse1) return nullptr;
+    }
+  }
   if (g.any_foo) {
     // A foo operator: its foo tensors are the accesses of its launch.
     std::vector<std::string> whats;
