@@ -242,3 +242,12 @@ def test_dropout_backward_of_an_integer_gradient_is_refused_at_the_call_as_on_cu
     foo.synchronize()                  # nothing failed later on the stream
     ok = torch.ops.aten.native_dropout_backward(grad.float(), mask, 2.0)
     assert ok.cpu().tolist() == [2.0] * 4
+
+
+@pytest.mark.parametrize("args", [(9,), (8, False), (7, True, 4.0)])
+def test_kaiser_window_is_made_on_foo_as_on_cpu(foo, args):
+    # ATen's kaiser_window calls its device's stub itself, past the dispatcher.
+    for dtype in (torch.float32, torch.float64):
+        got = torch.kaiser_window(*args, device="foo:1", dtype=dtype)
+        assert got.device == torch.device("foo:1")
+        torch.testing.assert_close(got.cpu(), torch.kaiser_window(*args, dtype=dtype))
