@@ -382,9 +382,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     // are matched by peer and tag, whatever their order.
     std::shared_ptr<ExchangeOrder> order = c.lane == kCollective ? exchange_order_ : nullptr;
     const uint64_t ticket = order ? order->take() : 0;
-    try {
-    exchange_kernel(internal, c.name, c.failure,
-                    [gloo = gloo_, views = std::move(views), call = std::move(c.call), timeout = timeout_,
+    auto exchange = [gloo = gloo_, views = std::move(views), call = std::move(c.call), timeout = timeout_,
                      signature = std::move(signature), typed, after = std::move(c.after_exchange), order, ticket] {
       std::optional<ExchangeTurn> turn;
       if (order) turn.emplace(*order, ticket, timeout);
@@ -402,7 +400,9 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       c10::intrusive_ptr<c10d::Work> w = call ? call(*gloo, cpu) : nullptr;
       if (w) wait_all({w}, timeout);
       if (after) after(cpu);
-    });
+    };
+    try {
+      exchange_kernel(internal, c.name, c.failure, std::move(exchange));
     } catch (...) {
       if (order) order->finish(ticket);  // never queued: later collectives must not wait for it
       throw;
