@@ -507,7 +507,7 @@ def test_refused_capture_begin_leaves_no_capture(foo):
         y = x * 2
     try:
         with foo.stream(s2):
-            with pytest.raises(RuntimeError, match="already used by a capture under way"):
+            with pytest.raises(RuntimeError, match="already being allocated to by a graph capture under way"):
                 g2.capture_begin(pool=handle, capture_error_mode="thread_local")
             assert not foo.is_current_stream_capturing()
     finally:

@@ -16,6 +16,7 @@ void bind_streams(pybind11::module& m);
 void bind_tensors(pybind11::module& m);
 void bind_compile(pybind11::module& m);
 void bind_memory(pybind11::module& m);
+void bind_mem_pools(pybind11::module& m);
 void bind_distributed(pybind11::module& m);
 void bind_graphs(pybind11::module& m);
 void bind_race(pybind11::module& m);

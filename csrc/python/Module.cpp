@@ -11,6 +11,7 @@ PYBIND11_MODULE(_C, m) {
   foo::python::bind_tensors(m);
   foo::python::bind_compile(m);
   foo::python::bind_memory(m);
+  foo::python::bind_mem_pools(m);
   foo::python::bind_distributed(m);
   foo::python::bind_graphs(m);
   foo::python::bind_race(m);

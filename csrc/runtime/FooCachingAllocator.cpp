@@ -7,7 +7,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -61,17 +63,28 @@ struct BlockPool {
   std::set<Block*, BlockOrder> blocks;  // free blocks, by (stream, size, address)
   const bool is_small;
   const c10::MempoolId_t owner;  // {0, 0}: the device's own pools; else a private pool's id
+  bool no_split = false;         // a request takes a whole free block (torch.foo.MemPool(no_split=True))
 };
 
-// A graph's private memory pool (CUDA's): what the graph's capture
-// allocates comes from here, blocks freed in it stay here, and its
-// segments are returned to foo_sim only once no graph uses the pool
-// (use_count 0) and all its blocks are free again.
+// A private memory pool (CUDA's), a graph's or a torch.foo.MemPool's: what
+// is allocated while it is routed to comes from here, blocks freed in it
+// stay here, and its segments are returned to foo_sim only once nobody
+// uses the pool (use_count 0) and all its blocks are free again.
 struct PrivatePool {
   explicit PrivatePool(c10::MempoolId_t id) : small(true, id), large(false, id) {}
-  int use_count = 1;  // graphs (captured or capturing) that use it
+  int use_count = 1;  // graphs and MemPools that hold it, and routings under way
+  bool use_on_oom = false;  // its free blocks serve a request the device cannot
   BlockPool small;
   BlockPool large;
+};
+
+// While a graph is captured, or a thread is inside use_mem_pool, the
+// allocations that `filter` accepts (by stream, or by thread) are routed
+// to private pool `id`.
+struct PoolRouting {
+  c10::MempoolId_t id;
+  std::function<bool(fooStream_t)> filter;
+  bool capture;  // a graph capture's, not use_mem_pool's
 };
 
 struct Block {
@@ -134,7 +147,7 @@ class DeviceCache {
     std::unique_lock<std::mutex> lock(mutex_);
     // During a capture events may not be queried (they may be captured,
     // and a global capture forbids queries), as in CUDA's allocator.
-    if (captures_.empty()) process_events();
+    if (routings_.empty()) process_events();
     size_t size = round_size(requested);
     BlockPool& pool = pool_for(stream, size);
     Block* block = &pool == &small_ ? take_parked(stream, size) : nullptr;
@@ -180,7 +193,7 @@ class DeviceCache {
       complete_free(block, std::move(context));
       return;
     }
-    if (!captures_.empty()) {
+    if (!routings_.empty()) {
       // An event recorded on a capturing stream would become part of the
       // graph instead of marking the stream's progress: recorded once no
       // capture is under way. Counted as one outstanding event meanwhile,
@@ -212,18 +225,23 @@ class DeviceCache {
 
   void empty_cache() {
     std::unique_lock<std::mutex> lock(mutex_);
-    TORCH_CHECK(captures_.empty(), "torch.foo.empty_cache() is not allowed while a graph is being captured on foo "
-                "device ", static_cast<int>(device_));
+    bool capturing = std::any_of(routings_.begin(), routings_.end(), [](const PoolRouting& r) { return r.capture; });
+    TORCH_CHECK(!capturing, "torch.foo.empty_cache() is not allowed while a graph is being captured on foo device ",
+                static_cast<int>(device_));
+    // Inside use_mem_pool (on any thread) the cache is kept, as CUDA's
+    // allocator keeps it: its stream-ordered frees wait for the routing to end.
+    if (!routings_.empty()) return;
     release_cached_blocks(lock);
   }
 
-  // Graph capture: from now on, allocations on streams that `filter`
-  // accepts come from private pool `id` (created, or shared: one more use).
-  void begin_allocate_to_pool(c10::MempoolId_t id, std::function<bool(fooStream_t)> filter) {
+  // From now on, allocations that `filter` accepts come from private pool
+  // `id` (created, or shared: one more use). The innermost routing wins.
+  void begin_allocate_to_pool(c10::MempoolId_t id, std::function<bool(fooStream_t)> filter, bool capture) {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [capturing, f] : captures_) {
-      TORCH_CHECK(capturing != id, "foo: private memory pool (", id.first, ", ", id.second,
-                  ") is already used by a capture under way");
+    for (const PoolRouting& r : routings_) {
+      TORCH_CHECK(r.id != id, "foo: memory pool (", id.first, ", ", id.second, ") of foo device ",
+                  static_cast<int>(device_), " is already being allocated to by ",
+                  r.capture ? "a graph capture" : "a use_mem_pool", " under way");
     }
     auto it = pools_.find(id);
     if (it == pools_.end()) {
@@ -231,16 +249,16 @@ class DeviceCache {
     } else {
       ++it->second->use_count;
     }
-    captures_.emplace_back(id, std::move(filter));
+    routings_.push_back({id, std::move(filter), capture});
   }
 
-  // The end of a capture: the pool keeps its memory for the graph.
+  // The end of a capture or a use_mem_pool: the pool keeps its memory.
   void end_allocate_to_pool(c10::MempoolId_t id) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = std::find_if(captures_.begin(), captures_.end(), [&](const auto& c) { return c.first == id; });
-    TORCH_INTERNAL_ASSERT(it != captures_.end(), "foo: no capture allocates to pool (", id.first, ", ", id.second, ")");
-    captures_.erase(it);
-    if (!captures_.empty()) return;
+    auto it = std::find_if(routings_.begin(), routings_.end(), [&](const PoolRouting& r) { return r.id == id; });
+    TORCH_INTERNAL_ASSERT(it != routings_.end(), "foo: nothing allocates to pool (", id.first, ", ", id.second, ")");
+    routings_.erase(it);
+    if (!routings_.empty()) return;
     for (Block* block : deferred_) {
       block->event_count = 0;
       record_stream_uses(block, nullptr);
@@ -256,7 +274,9 @@ class DeviceCache {
     auto it = pools_.find(id);
     if (it == pools_.end()) return;
     TORCH_INTERNAL_ASSERT(it->second->use_count > 0);
-    if (--it->second->use_count > 0 || !captures_.empty()) return;
+    if (--it->second->use_count > 0) return;
+    it->second->use_on_oom = false;
+    if (!routings_.empty()) return;
     release_cached_blocks(lock, /*device_pools=*/false);
   }
 
@@ -273,6 +293,20 @@ class DeviceCache {
   double memory_fraction() {
     std::lock_guard<std::mutex> lock(mutex_);
     return fraction_;
+  }
+
+  void create_or_incref_pool(c10::MempoolId_t id, bool use_on_oom, bool no_split) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pools_.find(id);
+    if (it == pools_.end()) {
+      it = pools_.emplace(id, std::make_unique<PrivatePool>(id)).first;
+    } else {
+      ++it->second->use_count;
+    }
+    PrivatePool& pool = *it->second;
+    pool.use_on_oom = pool.use_on_oom || use_on_oom;
+    pool.small.no_split = pool.small.no_split || no_split;
+    pool.large.no_split = pool.large.no_split || no_split;
   }
 
   int pool_use_count(c10::MempoolId_t id) {
@@ -306,7 +340,7 @@ class DeviceCache {
     std::lock_guard<std::mutex> lock(mutex_);
     // Querying events during a capture would invalidate it (as malloc, the
     // snapshot then shows pending frees as they are).
-    if (captures_.empty()) process_events();
+    if (routings_.empty()) process_events();
     for (auto& [address, segment] : segments_) {
       SegmentInfo info;
       info.device = device_;
@@ -364,17 +398,27 @@ class DeviceCache {
     }
   }
 
-  // The pool an allocation of `size` bytes on `stream` comes from: a
-  // capture's private pool if one is allocating on that stream.
+  // The pool an allocation of `size` bytes on `stream` comes from: the
+  // private pool of the innermost routing that takes it, else the device's.
   BlockPool& pool_for(fooStream_t stream, size_t size) {
     bool small = size <= kSmallSize;
-    for (const auto& [id, filter] : captures_) {
-      if (filter(stream)) {
-        PrivatePool& pool = *pools_.at(id);
+    for (auto r = routings_.rbegin(); r != routings_.rend(); ++r) {
+      if (r->filter(stream)) {
+        PrivatePool& pool = *pools_.at(r->id);
         return small ? pool.small : pool.large;
       }
     }
     return small ? small_ : large_;
+  }
+
+  // A free block of a use_on_oom pool for a request the device could not
+  // serve; it stays that pool's, and goes back to it when freed.
+  Block* take_from_use_on_oom_pools(fooStream_t stream, size_t size, bool small) {
+    for (auto& [id, pool] : pools_) {
+      if (!pool->use_on_oom) continue;
+      if (Block* block = take_free_block(small ? pool->small : pool->large, stream, size)) return block;
+    }
+    return nullptr;
   }
 
   void update_reserved(const BlockPool& pool, int64_t bytes) {
@@ -431,7 +475,13 @@ class DeviceCache {
     } else {
       e = device_malloc();
     }
-    if (e == fooErrorMemoryAllocation && captures_.empty()) {
+    if (e == fooErrorMemoryAllocation && pool.owner == c10::MempoolId_t{0, 0}) {
+      if (Block* block = take_from_use_on_oom_pools(stream, size, pool.is_small)) {
+        (void)fooGetLastError();
+        return block;
+      }
+    }
+    if (e == fooErrorMemoryAllocation && routings_.empty()) {
       (void)fooGetLastError();
       // Free what the cache holds and try once more, as CUDA's allocator does.
       ++stats_.num_alloc_retries;
@@ -496,6 +546,7 @@ class DeviceCache {
   }
 
   bool should_split(const Block* block, size_t size) const {
+    if (block->pool->no_split) return false;
     size_t remaining = block->size - size;
     if (block->pool->is_small) return remaining >= kMinBlockSize;
     return size < max_split_size() && remaining > kSmallSize;
@@ -677,7 +728,7 @@ class DeviceCache {
   BlockPool large_;
   std::map<c10::MempoolId_t, std::unique_ptr<PrivatePool>> pools_;
   // Captures under way on this device, each with its pool and the streams it allocates for.
-  std::vector<std::pair<c10::MempoolId_t, std::function<bool(fooStream_t)>>> captures_;
+  std::vector<PoolRouting> routings_;  // innermost last
   std::vector<Block*> deferred_;  // frees whose stream uses wait for the captures to end
   static constexpr size_t kParkedBlocks = 8;
   std::vector<Block*> parked_;  // freed small blocks, oldest first (release_to_pool)
@@ -794,7 +845,14 @@ REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &g_allocator);
 c10::DeviceAllocator* getFooDeviceAllocator() { return &g_allocator; }
 
 void begin_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id, std::function<bool(fooStream_t)> filter) {
-  g_allocator.device_cache(device).begin_allocate_to_pool(id, std::move(filter));
+  g_allocator.device_cache(device).begin_allocate_to_pool(id, std::move(filter), /*capture=*/true);
+}
+
+void begin_allocate_current_thread_to_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
+  // The filter runs on the allocating thread, whatever the stream.
+  g_allocator.device_cache(device).begin_allocate_to_pool(
+      id, [owner = std::this_thread::get_id()](fooStream_t) { return std::this_thread::get_id() == owner; },
+      /*capture=*/false);
 }
 
 void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
@@ -802,6 +860,11 @@ void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
 }
 
 void release_pool(c10::DeviceIndex device, c10::MempoolId_t id) { g_allocator.device_cache(device).release_pool(id); }
+
+void create_or_incref_pool(c10::DeviceIndex device, c10::MempoolId_t id, bool use_on_oom, bool no_split) {
+  g_allocator.device_cache(device).create_or_incref_pool(id, use_on_oom, no_split);
+}
+
 
 void set_memory_fraction(c10::DeviceIndex device, double fraction) {
   TORCH_CHECK_VALUE(fraction >= 0.0 && fraction <= 1.0, "Invalid fraction value: ", fraction, ". Allowed range: 0~1");

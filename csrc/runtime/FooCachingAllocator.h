@@ -30,16 +30,23 @@ c10::DeviceAllocator* getFooDeviceAllocator();
 void set_memory_fraction(c10::DeviceIndex device, double fraction);
 double memory_fraction(c10::DeviceIndex device);
 
-// Private memory pools for graph capture, as CUDA's allocator has them.
-// Between begin and end, allocations on `device` made on a stream that
-// `filter` accepts come from pool `id` (created on first use; each begin is
+// Private memory pools, as CUDA's allocator has them, for graph capture and
+// torch.foo.MemPool. Between begin and end, allocations on `device` made on
+// a stream that `filter` accepts (a capture's) or by the calling thread
+// (use_mem_pool's) come from pool `id` (created on first use; each begin is
 // one more use of it); blocks freed there stay in the pool. release_pool
 // drops one use; the pool's memory goes back to foo_sim once it has no use
 // and no live block (at once, or at a later empty_cache).
 void begin_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id, std::function<bool(fooStream_t)> filter);
+void begin_allocate_current_thread_to_pool(c10::DeviceIndex device, c10::MempoolId_t id);
 void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id);
 void release_pool(c10::DeviceIndex device, c10::MempoolId_t id);
 int pool_use_count(c10::DeviceIndex device, c10::MempoolId_t id);
+// One more use of pool `id` on `device`, created if it is new: a user pool
+// (FooMemPool.h) is held by its owner before any allocation routes to it.
+// use_on_oom: while held, its free blocks serve requests outside it that the
+// device cannot; no_split: a request takes a whole free block of it.
+void create_or_incref_pool(c10::DeviceIndex device, c10::MempoolId_t id, bool use_on_oom, bool no_split);
 // Fresh pool ids: {n, 0} for a graph's own pool, {0, n} for one that the
 // user shares between graphs (torch.foo.graph_pool_handle()).
 c10::MempoolId_t graph_private_pool_id();

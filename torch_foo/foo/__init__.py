@@ -22,6 +22,8 @@ from torch_foo.foo._device import (
 )
 from torch_foo.foo._lazy import _is_in_bad_fork, _lazy_init, init, is_initialized
 from torch_foo.foo.memory import (
+    MemPool,
+    use_mem_pool,
     caching_allocator_alloc,
     caching_allocator_delete,
     get_allocator_backend,
@@ -112,6 +114,8 @@ __all__ = [
     "is_current_stream_capturing",
     "make_graphed_callables",
     "host_memory_stats",
+    "MemPool",
+    "use_mem_pool",
     "caching_allocator_alloc",
     "caching_allocator_delete",
     "get_allocator_backend",

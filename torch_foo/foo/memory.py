@@ -11,6 +11,7 @@ from typing import Any, Optional
 import torch
 
 from torch_foo.foo._lazy import _lazy_init
+from torch_foo.foo._mem_pool import MemPool, use_mem_pool  # noqa: F401  (torch.cuda.memory has them too)
 from torch_foo.foo._utils import DeviceLike, _get_device_index
 
 
@@ -64,11 +65,17 @@ def reset_max_memory_allocated(device: DeviceLike = None) -> None:
     reset_peak_memory_stats(device)
 
 
-def memory_snapshot() -> list[dict[str, Any]]:
-    """Every segment of every device with its blocks, as torch.cuda.memory_snapshot()."""
+def memory_snapshot(mempool_id: Optional[tuple[int, int]] = None, include_traces: bool = True) -> list[dict[str, Any]]:
+    """Every segment of every device with its blocks, as torch.cuda.memory_snapshot();
+    with ``mempool_id``, only the segments of that memory pool (a
+    ``MemPool.id`` or a graph's ``pool()``). ``include_traces`` is accepted
+    for torch.cuda's signature: the segments carry no trace either way."""
     from torch_foo.foo._memory_snapshot import _snapshot
 
-    return _snapshot()["segments"]
+    segments = _snapshot()["segments"]
+    if mempool_id is None or tuple(mempool_id) == (0, 0):
+        return segments
+    return [s for s in segments if tuple(s["segment_pool_id"]) == tuple(mempool_id)]
 
 
 def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
