@@ -66,37 +66,57 @@ def test_use_mem_pool_routes_the_calling_threads_allocations_to_the_pool():
 
 def test_a_pools_memory_goes_back_once_the_pool_and_its_tensors_are_gone():
     out = run_python_json("""
-        import gc, json, torch
+        import gc, json, threading, torch
         foo = torch.foo
-        base = foo.memory_reserved()
+        r = foo.memory_reserved
+        base = r()
+        torch.empty(1 << 20, device="foo")      # freed at once: a 20 MiB segment cached in the device's pool
+        cached = r()
         pool = foo.MemPool()
         with foo.use_mem_pool(pool):
-            kept = torch.empty(1 << 20, device="foo")       # 4 MiB: a 20 MiB segment of the pool
-            during = foo.memory_reserved()
-            foo.empty_cache()                              # inside a routing the cache is kept
-            after_empty_inside = foo.memory_reserved()
+            kept = torch.empty(1 << 20, device="foo")   # a 20 MiB segment of the pool
+            during = r()
+            foo.empty_cache()                          # inside a routing the device's cache is kept
+            after_empty_inside = r()
+        foo.empty_cache()                              # outside, the device's cached segment goes
+        emptied = r()
         del pool
         gc.collect()
-        with_tensor = foo.memory_reserved()
+        with_tensor = r()                              # the pool's block is still kept's
         del kept
         foo.empty_cache()
-        after = foo.memory_reserved()
+        after = r()
+        # Another thread inside use_mem_pool meanwhile: a deleted pool's memory still goes back.
+        entered, leave = threading.Event(), threading.Event()
+        def inside_other_pool():
+            with foo.use_mem_pool(foo.MemPool()):
+                entered.set()
+                leave.wait()
+        t = threading.Thread(target=inside_other_pool)
+        t.start()
+        entered.wait()
         pool = foo.MemPool()
         with foo.use_mem_pool(pool):
-            torch.empty(1 << 20, device="foo")            # freed at once: the pool's block is free
-        cached = foo.memory_reserved()
+            torch.empty(1 << 20, device="foo")        # freed at once: the pool's block is free
+        cached_in_pool = r()
         del pool
         gc.collect()
-        print(json.dumps({"base": base, "during": during, "after_empty_inside": after_empty_inside,
-                          "with_tensor": with_tensor, "after": after, "cached": cached,
-                          "released": foo.memory_reserved()}))
+        released = r()
+        leave.set()
+        t.join()
+        print(json.dumps({"base": base, "cached": cached, "during": during,
+                          "after_empty_inside": after_empty_inside, "emptied": emptied,
+                          "with_tensor": with_tensor, "after": after, "cached_in_pool": cached_in_pool,
+                          "released": released}))
     """)
-    grown = out["during"] - out["base"]
-    assert grown >= 4 << 20
+    segment = out["cached"] - out["base"]
+    assert segment >= 4 << 20
+    assert out["during"] == out["cached"] + segment
     assert out["after_empty_inside"] == out["during"]
-    assert out["with_tensor"] == out["during"]        # a tensor still holds the pool's block
+    assert out["emptied"] == out["during"] - segment
+    assert out["with_tensor"] == out["emptied"]       # a tensor still holds the pool's block
     assert out["after"] == out["base"]
-    assert out["cached"] == out["base"] + grown
+    assert out["cached_in_pool"] == out["base"] + segment
     assert out["released"] == out["base"]              # no tensor left: returned with the pool
 
 
@@ -116,6 +136,10 @@ def test_nested_pools_route_to_the_innermost_and_no_split_keeps_blocks_whole():
                 except RuntimeError as e:
                     refused = str(e)
             c = torch.empty(1000, device="foo")
+        def owner(x):
+            return [s["segment_pool_id"] for s in foo.memory_snapshot()
+                    if s["address"] <= x.data_ptr() < s["address"] + s["total_size"]][0]
+        owners = [owner(a), owner(b), owner(c)]
         with foo.use_mem_pool(whole):
             d = [torch.empty(1000, device="foo") for _ in range(3)]
         with foo.use_mem_pool(outer):
@@ -124,9 +148,12 @@ def test_nested_pools_route_to_the_innermost_and_no_split_keeps_blocks_whole():
             "outer": [len(s["blocks"]) for s in outer.snapshot()],
             "inner": len(inner.snapshot()), "refused": refused, "inner_count": inner.use_count(),
             "whole": [[b["state"] for b in s["blocks"]] for s in whole.snapshot()],
-            "outer_segments": len(outer.snapshot())}))
+            "outer_segments": len(outer.snapshot()), "owners": owners,
+            "ids": [list(outer.id), list(inner.id)]}))
     """)
     assert out["inner"] == 1
+    outer_id, inner_id = out["ids"]
+    assert out["owners"] == [outer_id, inner_id, outer_id]   # back to the outer pool after the inner ends
     assert "already being allocated to by a use_mem_pool" in out["refused"]
     assert out["inner_count"] == 1                    # the refused entry took no use
     # no_split: every allocation takes a whole 2 MiB segment of its own.
@@ -158,10 +185,13 @@ def test_use_on_oom_lends_a_pools_free_blocks_to_requests_the_device_cannot_serv
             foo.set_per_process_memory_fraction(1.0)
             del pool
             gc.collect()
+        # A deleted pool lends nothing, even a free block of a segment a tensor keeps.
         lender = foo.MemPool(use_on_oom=True)
         with foo.use_mem_pool(lender):
-            torch.empty(5 << 20, device="foo")
-        del lender                                          # a deleted pool lends nothing
+            freed = torch.empty(5 << 20, device="foo")
+            keeper = torch.empty(5 << 20, device="foo")    # same 20 MiB segment: it stays
+        del freed                                           # a free block of the lender
+        del lender
         gc.collect()
         fill_to_limit()
         try:

@@ -180,6 +180,57 @@ def test_graph_replay_not_ordered_with_its_input(race):
         assert race.race_reports() == []
 
 
+def test_graph_output_read_on_another_stream_than_the_replay(race):
+    x = torch.ones(1000, device="foo")
+    s = race.Stream()
+    with race.race_check("warn"):
+        g = race.FooGraph()
+        with race.graph(g):
+            y = x * 2  # R10-captured: y comes from the graph's pool
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            race._sleep(20)
+            g.replay()
+        z = y + 1  # R10-read: on the default stream, not ordered after s's replay
+        race.synchronize()
+        (report,) = race.race_reports()
+        assert report["first"]["op"].startswith("graph replay: aten::mul")
+        assert report["first"]["access"] == "write"
+        assert f"{here()}:{line_of('R10-captured')}" in report["first"]["site"]
+        assert report["second"]["op"].startswith("aten::add") and report["second"]["access"] == "read"
+        assert f"{here()}:{line_of('R10-read')}" in report["second"]["site"]
+        # Ordered, the same read is no race.
+        race.clear_race_reports()
+        with race.stream(s):
+            race._sleep(20)
+            g.replay()
+        race.current_stream().wait_stream(s)
+        z = y + 1
+        assert z.sum().item() == 3000
+        assert race.race_reports() == []
+
+
+def test_replays_of_one_graph_on_two_streams_are_ordered(race):
+    # As cudaGraphLaunch orders launches of one executable graph, a replay
+    # runs after the previous one whatever their streams: no race between them.
+    total = torch.zeros(1000, device="foo")
+    a, b = race.Stream(), race.Stream()
+    with race.race_check("warn"):
+        g = race.FooGraph()
+        with race.graph(g):
+            total.add_(1)
+            out = total * 2
+        a.wait_stream(race.current_stream())
+        with race.stream(a):
+            race._sleep(50)
+            g.replay()
+        with race.stream(b):
+            g.replay()
+        race.current_stream().wait_stream(b)
+        assert out.sum().item() == 4000  # two replays in order (total 1, then 2), read after the second
+        assert race.race_reports() == []
+
+
 def test_free_without_record_stream_then_reuse_on_another_stream(race):
     s = race.Stream()
     n = 1 << 18  # one large block, reused at once by the next allocation of its size

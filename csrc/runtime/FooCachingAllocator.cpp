@@ -225,12 +225,15 @@ class DeviceCache {
 
   void empty_cache() {
     std::unique_lock<std::mutex> lock(mutex_);
-    bool capturing = std::any_of(routings_.begin(), routings_.end(), [](const PoolRouting& r) { return r.capture; });
-    TORCH_CHECK(!capturing, "torch.foo.empty_cache() is not allowed while a graph is being captured on foo device ",
-                static_cast<int>(device_));
-    // Inside use_mem_pool (on any thread) the cache is kept, as CUDA's
-    // allocator keeps it: its stream-ordered frees wait for the routing to end.
-    if (!routings_.empty()) return;
+    TORCH_CHECK(!capture_underway(), "torch.foo.empty_cache() is not allowed while a graph is being captured on foo "
+                "device ", static_cast<int>(device_));
+    // Inside use_mem_pool (on any thread) the device's own cache is kept, as
+    // CUDA's allocator keeps it (events are not processed meanwhile); unused
+    // private pools are still emptied.
+    if (!routings_.empty()) {
+      free_whole_segments(lock, /*device_pools=*/false);
+      return;
+    }
     release_cached_blocks(lock);
   }
 
@@ -254,10 +257,13 @@ class DeviceCache {
 
   // The end of a capture or a use_mem_pool: the pool keeps its memory.
   void end_allocate_to_pool(c10::MempoolId_t id) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     auto it = std::find_if(routings_.begin(), routings_.end(), [&](const PoolRouting& r) { return r.id == id; });
     TORCH_INTERNAL_ASSERT(it != routings_.end(), "foo: nothing allocates to pool (", id.first, ", ", id.second, ")");
+    bool ended_capture = it->capture;
     routings_.erase(it);
+    // Pools released during the capture (free_whole_segments waits for none).
+    if (ended_capture && !capture_underway()) free_whole_segments(lock, /*device_pools=*/false);
     if (!routings_.empty()) return;
     for (Block* block : deferred_) {
       block->event_count = 0;
@@ -276,8 +282,15 @@ class DeviceCache {
     TORCH_INTERNAL_ASSERT(it->second->use_count > 0);
     if (--it->second->use_count > 0) return;
     it->second->use_on_oom = false;
-    if (!routings_.empty()) return;
-    release_cached_blocks(lock, /*device_pools=*/false);
+    if (routings_.empty()) {
+      release_cached_blocks(lock, /*device_pools=*/false);
+    } else if (!capture_underway()) {
+      free_whole_segments(lock, /*device_pools=*/false);
+    }
+  }
+
+  bool capture_underway() const {
+    return std::any_of(routings_.begin(), routings_.end(), [](const PoolRouting& r) { return r.capture; });
   }
 
   // torch.foo.set_per_process_memory_fraction: this process may reserve
@@ -475,18 +488,19 @@ class DeviceCache {
     } else {
       e = device_malloc();
     }
-    if (e == fooErrorMemoryAllocation && pool.owner == c10::MempoolId_t{0, 0}) {
-      if (Block* block = take_from_use_on_oom_pools(stream, size, pool.is_small)) {
-        (void)fooGetLastError();
-        return block;
-      }
-    }
     if (e == fooErrorMemoryAllocation && routings_.empty()) {
       (void)fooGetLastError();
       // Free what the cache holds and try once more, as CUDA's allocator does.
       ++stats_.num_alloc_retries;
       release_cached_blocks(lock);
       e = device_malloc();
+    }
+    if (e == fooErrorMemoryAllocation && pool.owner == c10::MempoolId_t{0, 0}) {
+      // The last resort, after the retry: a use_on_oom pool's free block.
+      if (Block* block = take_from_use_on_oom_pools(stream, size, pool.is_small)) {
+        (void)fooGetLastError();
+        return block;
+      }
     }
     if (e == fooErrorMemoryAllocation) {
       (void)fooGetLastError();
@@ -669,6 +683,14 @@ class DeviceCache {
     lock.lock();
     process_events();
     unpark_all();  // after the wait: frees made meanwhile may have parked blocks
+    free_whole_segments(lock, device_pools);
+  }
+
+  // Returns the free whole segments of the device's own pools (device_pools)
+  // and of the private pools nobody uses, without waiting for events: also
+  // while a use_mem_pool is under way (not during a graph capture, whose
+  // mode may forbid fooFree).
+  void free_whole_segments(std::unique_lock<std::mutex>& lock, bool device_pools) {
     std::vector<Block*> segments;
     std::vector<BlockPool*> releasable;
     if (device_pools) releasable = {&small_, &large_};

@@ -20,6 +20,7 @@ struct fooGraphExec_st {
   std::shared_ptr<const foo_sim::ReplayPlan> plan;
   std::vector<foo_sim::Stream*> lanes;  // lanes 1.. of the plan
   foo_sim::MarkerPtr previous;          // end of the last replay; the scheduler's mutex guards it
+  foo_sim::race::ReplayClock race_previous;  // the race detector's view of it; its mutex guards it
   foo_sim::Scheduler* scheduler = nullptr;
   // The last owner may be a launch still in progress on another thread:
   // the lanes go only then, and only once their queued work has run.
@@ -193,7 +194,7 @@ fooError_t fooGraphLaunch(fooGraphExec_t exec, fooStream_t stream) {
   if (rt->config().launch_blocking) {
     if (fooError_t e = Runtime::check_may_block("fooGraphLaunch with FOO_SIM_LAUNCH_BLOCKING=1")) return e;
   }
-  return rt->scheduler().launch_graph(rt->resolve(stream), x->graph, x->plan, x->lanes, &x->previous);
+  return rt->scheduler().launch_graph(rt->resolve(stream), x->graph, x->plan, x->lanes, &x->previous, &x->race_previous);
 }
 
 fooError_t fooGraphExecDestroy(fooGraphExec_t exec) {

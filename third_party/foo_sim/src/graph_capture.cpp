@@ -189,7 +189,7 @@ fooError_t Scheduler::capture_node(Stream* s, GraphNode& node, const char* what)
                        what, c.id, c.reason.c_str(), static_cast<void*>(c.origin)));
   }
   profiler::current_label(&node.kind, &node.name, &node.bytes, &node.memcpy_kind);
-  if (race::on()) node.race_accesses = race::take_captured();
+  if (race::on()) node.race_accesses = race::take_captured(s);
   node.lane = s->capture_lane;
   node.deps = s->frontier;
   auto id = static_cast<NodeId>(c.graph->nodes.size());

@@ -119,7 +119,8 @@ void Scheduler::release_lanes(const std::vector<Stream*>& lanes) {
 }
 
 fooError_t Scheduler::launch_graph(Stream* s, const GraphDataPtr& graph, const std::shared_ptr<const ReplayPlan>& plan,
-                                   const std::vector<Stream*>& lanes, MarkerPtr* previous) {
+                                   const std::vector<Stream*>& lanes, MarkerPtr* previous,
+                                   race::ReplayClock* race_previous) {
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooGraphLaunch")) return e;
   if (s->capture) return capture_conflict(*s->capture, "fooGraphLaunch on a capturing stream");
@@ -129,7 +130,7 @@ fooError_t Scheduler::launch_graph(Stream* s, const GraphDataPtr& graph, const s
                        graph->device, static_cast<void*>(s), s->device->index));
   }
   if (race::on()) {
-    if (fooError_t e = race::on_replay(s, *graph)) return e;
+    if (fooError_t e = race::on_replay(s, *graph, race_previous)) return e;
   }
   auto command = [](Command::Kind kind, MarkerPtr m) {
     Command c;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace foo_sim::race {
@@ -34,6 +35,15 @@ class VectorClock {
     if (entries_.size() < n) entries_.resize(n, 0);
   }
   std::vector<uint64_t> entries_;
+};
+
+// What the detector knows of an executable graph's last replay: the clock
+// of the stream that launched it, just after it. The next replay of the
+// same executable graph runs after that one, whatever its stream (as
+// cudaGraphLaunch orders launches of one graph), so it joins this clock.
+struct ReplayClock {
+  std::shared_ptr<const VectorClock> clock;
+  uint64_t generation = 0;  // of the detector state it belongs to
 };
 
 }  // namespace foo_sim::race

@@ -262,13 +262,18 @@ struct CapturedAccesses {
   std::vector<Range> ranges;
 };
 
-std::shared_ptr<const CapturedAccesses> take_captured() {
+std::shared_ptr<const CapturedAccesses> take_captured(const fooStream_st* s) {
   Declared declared = std::move(t_declared);
   t_declared = Declared();
   ++t_launches;  // taken: nested declarers' marks drop nothing more
-  if (declared.generation != state().generation_snapshot() || declared.ranges.empty()) return nullptr;
-  // Allocations in a capture come from the graph's private pool, which only
-  // the graph uses: they are not hand-overs to check.
+  if (declared.generation != state().generation_snapshot()) return nullptr;
+  // Memory the capture allocated for the launch (a functional operator's
+  // output, from the graph's private pool) is written by every replay: a
+  // read of it after a replay, not ordered after the replay, is a race.
+  for (const auto& a : declared.allocations) {
+    if (a.stream == s) declared.ranges.push_back({a.begin, a.end, true, "memory the capture allocated"});
+  }
+  if (declared.ranges.empty()) return nullptr;
   std::string op = declared.names.empty() ? declared.op : declared.names.back().op;
   std::string site = declared.names.empty() ? std::string() : declared.names.back().site;
   auto captured = std::make_shared<CapturedAccesses>();
@@ -276,7 +281,7 @@ std::shared_ptr<const CapturedAccesses> take_captured() {
   return captured;
 }
 
-fooError_t on_replay(fooStream_st* s, const GraphData& graph) {
+fooError_t on_replay(fooStream_st* s, const GraphData& graph, ReplayClock* previous) {
   std::vector<const CapturedAccesses::Range*> ranges;
   for (const GraphNode& node : graph.nodes) {
     if (!node.race_accesses) continue;
@@ -293,6 +298,7 @@ fooError_t on_replay(fooStream_st* s, const GraphData& graph) {
   std::lock_guard<std::mutex> lock(st.mutex);
   int n = st.stream_number(s);
   StreamState& ss = st.streams[n];
+  if (previous->clock && previous->generation == st.generation) ss.clock.join(*previous->clock);
   uint64_t epoch = ss.clock.get(n) + 1;
   auto info_for = [&](const CapturedAccesses::Range& r) {
     auto info = std::make_shared<AccessInfo>();
@@ -323,6 +329,8 @@ fooError_t on_replay(fooStream_st* s, const GraphData& graph) {
       if (r->write == (pass == 1)) st.shadow.record(r->begin, r->end, Access{n, epoch, info_for(*r)}, r->write);
     }
   }
+  previous->clock = std::make_shared<const VectorClock>(ss.clock);
+  previous->generation = st.generation;
   return fooSuccess;
 }
 

@@ -40,6 +40,7 @@
 
 #include "foo_sim/foo_race.h"
 #include "foo_sim/foo_runtime.h"
+#include "race_clock.h"
 
 struct fooStream_st;
 struct fooEvent_st;
@@ -72,16 +73,18 @@ void on_host_waited_device(const Device* d);
 // raise mode) and has not failed a call with yet.
 fooError_t take_deferred();
 
-// Graph capture and replay. A captured launch takes the calling thread's
-// declared accesses with it into its node (take_captured: null if none). A
+// Graph capture and replay. A captured launch on `s` takes the calling
+// thread's declared accesses with it into its node, the memory allocated
+// for it on `s` as a write (take_captured: null if none). A
 // replay counts as one launch on the stream that launches it, accessing
 // everything its nodes access (on_replay): so a replay not ordered with the
 // work that produces its inputs or uses its outputs is a race, as on any
 // launch. Races between the nodes of one replay are not looked for (the
-// captured dependencies order most of them).
+// captured dependencies order most of them). `previous` is the executable
+// graph's last replay, which this one is ordered after; it becomes this one.
 struct CapturedAccesses;
-std::shared_ptr<const CapturedAccesses> take_captured();
-fooError_t on_replay(fooStream_st* s, const GraphData& graph);
+std::shared_ptr<const CapturedAccesses> take_captured(const fooStream_st* s);
+fooError_t on_replay(fooStream_st* s, const GraphData& graph, ReplayClock* previous);
 
 // ---- without the scheduler's mutex
 // A copy or memset's own range, for the calling thread's next launch.

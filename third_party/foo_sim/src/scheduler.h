@@ -188,9 +188,10 @@ class Scheduler {
   void release_lanes(const std::vector<Stream*>& lanes);
   // Queues one replay of `plan` on `s`, `lanes` running the other lanes.
   // `previous` is the end of the executable graph's last replay, which this
-  // one waits for; it is replaced by this replay's end.
+  // one waits for; it is replaced by this replay's end (and race_previous,
+  // the race detector's view of it, likewise).
   fooError_t launch_graph(Stream* s, const GraphDataPtr& graph, const std::shared_ptr<const ReplayPlan>& plan,
-                          const std::vector<Stream*>& lanes, MarkerPtr* previous);
+                          const std::vector<Stream*>& lanes, MarkerPtr* previous, race::ReplayClock* race_previous);
 
   // Called from inside a running kernel.
   static fooError_t report_kernel_error(const char* message);
