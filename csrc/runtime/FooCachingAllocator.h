@@ -36,7 +36,8 @@ double memory_fraction(c10::DeviceIndex device);
 // (use_mem_pool's) come from pool `id` (created on first use; each begin is
 // one more use of it); blocks freed there stay in the pool. release_pool
 // drops one use; the pool's memory goes back to foo_sim once it has no use
-// and no live block (at once, or at a later empty_cache).
+// and no live block (at once, at the end of a graph capture under way, or
+// at a later empty_cache for blocks that tensors held).
 void begin_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id, std::function<bool(fooStream_t)> filter);
 void begin_allocate_current_thread_to_pool(c10::DeviceIndex device, c10::MempoolId_t id);
 void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id);
