@@ -245,12 +245,7 @@ class DeviceCache {
                   static_cast<int>(device_), " is already being allocated to by ",
                   r.capture ? "a graph capture" : "a use_mem_pool", " under way");
     }
-    auto it = pools_.find(id);
-    if (it == pools_.end()) {
-      pools_.emplace(id, std::make_unique<PrivatePool>(id));
-    } else {
-      ++it->second->use_count;
-    }
+    incref_pool(id);
     routings_.push_back({id, std::move(filter), capture});
   }
 
@@ -288,6 +283,17 @@ class DeviceCache {
     }
   }
 
+  // One more use of pool `id`, created with its first use; mutex_ held.
+  PrivatePool& incref_pool(c10::MempoolId_t id) {
+    auto [it, created] = pools_.try_emplace(id);
+    if (created) {
+      it->second = std::make_unique<PrivatePool>(id);
+    } else {
+      ++it->second->use_count;
+    }
+    return *it->second;
+  }
+
   bool capture_underway() const {
     return std::any_of(routings_.begin(), routings_.end(), [](const PoolRouting& r) { return r.capture; });
   }
@@ -309,13 +315,7 @@ class DeviceCache {
 
   void create_or_incref_pool(c10::MempoolId_t id, bool use_on_oom, bool no_split) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = pools_.find(id);
-    if (it == pools_.end()) {
-      it = pools_.emplace(id, std::make_unique<PrivatePool>(id)).first;
-    } else {
-      ++it->second->use_count;
-    }
-    PrivatePool& pool = *it->second;
+    PrivatePool& pool = incref_pool(id);
     pool.use_on_oom = pool.use_on_oom || use_on_oom;
     pool.small.no_split = pool.small.no_split || no_split;
     pool.large.no_split = pool.large.no_split || no_split;
