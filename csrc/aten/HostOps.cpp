@@ -6,20 +6,73 @@
 
 #include "aten/QueuedStubs.h"
 
+#include <ATen/ops/_aminmax_native.h>
+#include <ATen/ops/_cdist_backward_native.h>
+#include <ATen/ops/_cdist_forward_native.h>
+#include <ATen/ops/_compute_linear_combination_native.h>
+#include <ATen/ops/_ctc_loss_backward_native.h>
+#include <ATen/ops/_ctc_loss_native.h>
+#include <ATen/ops/_embedding_bag_backward_native.h>
+#include <ATen/ops/_index_put_impl_native.h>
+#include <ATen/ops/_linalg_eigvals_native.h>
+#include <ATen/ops/_pdist_backward_native.h>
+#include <ATen/ops/_pdist_forward_native.h>
+#include <ATen/ops/_segment_reduce_backward_native.h>
 #include <ATen/ops/bernoulli_native.h>
+#include <ATen/ops/cauchy_native.h>
+#include <ATen/ops/channel_shuffle_native.h>
+#include <ATen/ops/cholesky_inverse_native.h>
+#include <ATen/ops/cholesky_native.h>
 #include <ATen/ops/complex_native.h>
+#include <ATen/ops/conj_physical_native.h>
+#include <ATen/ops/exponential_native.h>
+#include <ATen/ops/eye_native.h>
+#include <ATen/ops/flip_native.h>
+#include <ATen/ops/frexp_native.h>
+#include <ATen/ops/geometric_native.h>
+#include <ATen/ops/geqrf_native.h>
+#include <ATen/ops/hardswish_native.h>
+#include <ATen/ops/hardtanh_native.h>
 #include <ATen/ops/index_fill_native.h>
+#include <ATen/ops/is_set_to_native.h>
+#include <ATen/ops/isnan_native.h>
+#include <ATen/ops/linalg_eig_native.h>
+#include <ATen/ops/linalg_eigvals_native.h>
+#include <ATen/ops/linalg_householder_product_native.h>
+#include <ATen/ops/linalg_lstsq_native.h>
+#include <ATen/ops/linalg_matrix_exp_native.h>
+#include <ATen/ops/linalg_solve_triangular_native.h>
+#include <ATen/ops/log_normal_native.h>
+#include <ATen/ops/logit_native.h>
+#include <ATen/ops/max_native.h>
+#include <ATen/ops/min_native.h>
+#include <ATen/ops/mode_native.h>
 #include <ATen/ops/multinomial_native.h>
+#include <ATen/ops/mvlgamma_native.h>
+#include <ATen/ops/nan_to_num_native.h>
+#include <ATen/ops/nansum_native.h>
+#include <ATen/ops/normal_native.h>
+#include <ATen/ops/ormqr_native.h>
 #include <ATen/ops/polar_native.h>
+#include <ATen/ops/put_native.h>
 #include <ATen/ops/random_native.h>
+#include <ATen/ops/segment_reduce_native.h>
 #include <ATen/ops/std_mean_native.h>
 #include <ATen/ops/std_native.h>
 #include <ATen/ops/take_native.h>
+#include <ATen/ops/unfold_backward_native.h>
+#include <ATen/ops/uniform_native.h>
 #include <ATen/ops/var_mean_native.h>
 #include <ATen/ops/var_native.h>
 
 namespace foo::aten {
 namespace {
+
+at::Tensor & host_conj_physical_out(const at::Tensor & self, at::Tensor & out) {
+  HostOpScope scope("aten::conj_physical");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::conj_physical_out(self, out);
+}
 
 at::Tensor & host_bernoulli_out(const at::Tensor & self, ::std::optional<at::Generator> generator, at::Tensor & out) {
   HostOpScope scope("aten::bernoulli");
@@ -51,6 +104,149 @@ at::Tensor & host_polar_out(const at::Tensor & abs, const at::Tensor & angle, at
   return at::native::polar_out(abs, angle, out);
 }
 
+::std::tuple<at::Tensor,at::Tensor> host__ctc_loss_Tensor(const at::Tensor & log_probs, const at::Tensor & targets, const at::Tensor & input_lengths, const at::Tensor & target_lengths, int64_t blank, bool zero_infinity) {
+  HostOpScope scope("aten::_ctc_loss");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(log_probs));
+  return at::native::ctc_loss_tensor(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+}
+
+at::Tensor host__ctc_loss_backward_Tensor(const at::Tensor & grad, const at::Tensor & log_probs, const at::Tensor & targets, const at::Tensor & input_lengths, const at::Tensor & target_lengths, const at::Tensor & neg_log_likelihood, const at::Tensor & log_alpha, int64_t blank, bool zero_infinity) {
+  HostOpScope scope("aten::_ctc_loss_backward");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(grad));
+  return at::native::ctc_loss_backward_tensor(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank, zero_infinity);
+}
+
+at::Tensor host__embedding_bag_backward(const at::Tensor & grad, const at::Tensor & indices, const at::Tensor & offsets, const at::Tensor & offset2bag, const at::Tensor & bag_size, const at::Tensor & maximum_indices, c10::SymInt num_weights, bool scale_grad_by_freq, int64_t mode, bool sparse, const ::std::optional<at::Tensor> & per_sample_weights, int64_t padding_idx) {
+  HostOpScope scope("aten::_embedding_bag_backward");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(grad));
+  return at::native::_embedding_bag_backward_symint(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx);
+}
+
+at::Tensor & host_eye_out(int64_t n, at::Tensor & out) {
+  HostOpScope scope("aten::eye");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(out));
+  return at::native::eye_out_cpu(n, out);
+}
+
+at::Tensor & host_eye_m_out(int64_t n, int64_t m, at::Tensor & out) {
+  HostOpScope scope("aten::eye");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(out));
+  return at::native::eye_out_cpu(n, m, out);
+}
+
+at::Tensor & host__index_put_impl_(at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate, bool unsafe) {
+  HostOpScope scope("aten::_index_put_impl_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::_index_put_impl_(self, indices, values, accumulate, unsafe);
+}
+
+at::Tensor host_isnan(const at::Tensor & self) {
+  HostOpScope scope("aten::isnan");
+  return at::native::isnan(self);
+}
+
+at::Tensor & host_nan_to_num_out(const at::Tensor & self, ::std::optional<double> nan, ::std::optional<double> posinf, ::std::optional<double> neginf, at::Tensor & out) {
+  HostOpScope scope("aten::nan_to_num");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::nan_to_num_out(self, nan, posinf, neginf, out);
+}
+
+::std::tuple<at::Tensor,at::Tensor> host__aminmax(const at::Tensor & self) {
+  HostOpScope scope("aten::_aminmax");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::_aminmax_all(self);
+}
+
+::std::tuple<at::Tensor,at::Tensor> host__aminmax_dim(const at::Tensor & self, int64_t dim, bool keepdim) {
+  HostOpScope scope("aten::_aminmax");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::_aminmax(self, dim, keepdim);
+}
+
+at::Tensor host__compute_linear_combination(const at::Tensor & input, const at::Tensor & coefficients) {
+  HostOpScope scope("aten::_compute_linear_combination");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
+  return at::native::_compute_linear_combination(input, coefficients);
+}
+
+at::Tensor & host__compute_linear_combination_out(const at::Tensor & input, const at::Tensor & coefficients, at::Tensor & out) {
+  HostOpScope scope("aten::_compute_linear_combination");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
+  return at::native::_compute_linear_combination_out(input, coefficients, out);
+}
+
+::std::tuple<at::Tensor,at::Tensor> host_mode(const at::Tensor & self, int64_t dim, bool keepdim) {
+  HostOpScope scope("aten::mode");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::mode(self, dim, keepdim);
+}
+
+at::Tensor & host_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & out) {
+  HostOpScope scope("aten::mvlgamma");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::mvlgamma_out(self, p, out);
+}
+
+at::Tensor host__cdist_forward(const at::Tensor & x1, const at::Tensor & x2, double p, ::std::optional<int64_t> compute_mode) {
+  HostOpScope scope("aten::_cdist_forward");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(x1));
+  return at::native::_cdist_forward(x1, x2, p, compute_mode);
+}
+
+at::Tensor host__cdist_backward(const at::Tensor & grad, const at::Tensor & x1, const at::Tensor & x2, double p, const at::Tensor & cdist) {
+  HostOpScope scope("aten::_cdist_backward");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(grad));
+  return at::native::_cdist_backward(grad, x1, x2, p, cdist);
+}
+
+at::Tensor host__pdist_forward(const at::Tensor & self, double p) {
+  HostOpScope scope("aten::_pdist_forward");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::_pdist_forward(self, p);
+}
+
+at::Tensor host__pdist_backward(const at::Tensor & grad, const at::Tensor & self, double p, const at::Tensor & pdist) {
+  HostOpScope scope("aten::_pdist_backward");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(grad));
+  return at::native::_pdist_backward(grad, self, p, pdist);
+}
+
+at::Tensor host_channel_shuffle(const at::Tensor & self, int64_t groups) {
+  HostOpScope scope("aten::channel_shuffle");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::channel_shuffle(self, groups);
+}
+
+at::Tensor host_logit(const at::Tensor & self, ::std::optional<double> eps) {
+  HostOpScope scope("aten::logit");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::logit(self, eps);
+}
+
+at::Tensor & host_logit_(at::Tensor & self, ::std::optional<double> eps) {
+  HostOpScope scope("aten::logit_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::logit_(self, eps);
+}
+
+at::Tensor & host_logit_out(const at::Tensor & self, ::std::optional<double> eps, at::Tensor & out) {
+  HostOpScope scope("aten::logit");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::logit_out(self, eps, out);
+}
+
+at::Tensor host_nansum(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
+  HostOpScope scope("aten::nansum");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::nansum(self, dim, keepdim, dtype);
+}
+
+at::Tensor & host_nansum_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
+  HostOpScope scope("aten::nansum");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::nansum_out(self, dim, keepdim, dtype, out);
+}
+
 at::Tensor host_std_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
   HostOpScope scope("aten::std");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
@@ -69,6 +265,12 @@ at::Tensor & host_std_correction_out(const at::Tensor & self, at::OptionalIntArr
   return at::native::std_out(self, dim, correction, keepdim, out);
 }
 
+at::Tensor host_flip(const at::Tensor & self, at::IntArrayRef dims) {
+  HostOpScope scope("aten::flip");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::flip(self, dims);
+}
+
 at::Tensor host_var_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
   HostOpScope scope("aten::var");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
@@ -85,6 +287,23 @@ at::Tensor & host_var_correction_out(const at::Tensor & self, at::OptionalIntArr
   HostOpScope scope("aten::var_mean");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return at::native::var_mean(self, dim, correction, keepdim);
+}
+
+::std::tuple<at::Tensor &,at::Tensor &> host_frexp_Tensor_out(const at::Tensor & self, at::Tensor & mantissa, at::Tensor & exponent) {
+  HostOpScope scope("aten::frexp");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::frexp_out(self, mantissa, exponent);
+}
+
+bool host_is_set_to(const at::Tensor & self, const at::Tensor & tensor) {
+  HostOpScope scope("aten::is_set_to");
+  return at::native::is_set_to(self, tensor);
+}
+
+at::Tensor & host_put_(at::Tensor & self, const at::Tensor & index, const at::Tensor & source, bool accumulate) {
+  HostOpScope scope("aten::put_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::put_(self, index, source, accumulate);
 }
 
 at::Tensor & host_index_fill__int_Scalar(at::Tensor & self, int64_t dim, const at::Tensor & index, const at::Scalar & value) {
@@ -111,6 +330,36 @@ at::Tensor & host_random_(at::Tensor & self, ::std::optional<at::Generator> gene
   return at::native::random_(self, generator);
 }
 
+at::Tensor & host_uniform_(at::Tensor & self, double from, double to, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::uniform_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::uniform_(self, from, to, generator);
+}
+
+at::Tensor & host_cauchy_(at::Tensor & self, double median, double sigma, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::cauchy_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::cauchy_(self, median, sigma, generator);
+}
+
+at::Tensor & host_log_normal_(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::log_normal_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::log_normal_(self, mean, std, generator);
+}
+
+at::Tensor & host_exponential_(at::Tensor & self, double lambd, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::exponential_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::exponential_(self, lambd, generator);
+}
+
+at::Tensor & host_geometric_(at::Tensor & self, double p, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::geometric_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::geometric_(self, p, generator);
+}
+
 at::Tensor & host_take_out(const at::Tensor & self, const at::Tensor & index, at::Tensor & out) {
   HostOpScope scope("aten::take");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
@@ -121,6 +370,66 @@ at::Tensor host_take(const at::Tensor & self, const at::Tensor & index) {
   HostOpScope scope("aten::take");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return at::native::take(self, index);
+}
+
+at::Tensor & host_linalg_solve_triangular_out(const at::Tensor & self, const at::Tensor & B, bool upper, bool left, bool unitriangular, at::Tensor & out) {
+  HostOpScope scope("aten::linalg_solve_triangular");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::linalg_solve_triangular_out(self, B, upper, left, unitriangular, out);
+}
+
+at::Tensor host_linalg_solve_triangular(const at::Tensor & self, const at::Tensor & B, bool upper, bool left, bool unitriangular) {
+  HostOpScope scope("aten::linalg_solve_triangular");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::linalg_solve_triangular(self, B, upper, left, unitriangular);
+}
+
+at::Tensor & host_cholesky_out(const at::Tensor & self, bool upper, at::Tensor & out) {
+  HostOpScope scope("aten::cholesky");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::cholesky_out(self, upper, out);
+}
+
+at::Tensor host_cholesky(const at::Tensor & self, bool upper) {
+  HostOpScope scope("aten::cholesky");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::cholesky(self, upper);
+}
+
+at::Tensor host_cholesky_inverse(const at::Tensor & self, bool upper) {
+  HostOpScope scope("aten::cholesky_inverse");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::cholesky_inverse(self, upper);
+}
+
+at::Tensor & host_cholesky_inverse_out(const at::Tensor & self, bool upper, at::Tensor & out) {
+  HostOpScope scope("aten::cholesky_inverse");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::cholesky_inverse_out(self, upper, out);
+}
+
+::std::tuple<at::Tensor &,at::Tensor &> host_geqrf_a(const at::Tensor & self, at::Tensor & a, at::Tensor & tau) {
+  HostOpScope scope("aten::geqrf");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::geqrf_out(self, a, tau);
+}
+
+::std::tuple<at::Tensor,at::Tensor> host_geqrf(const at::Tensor & self) {
+  HostOpScope scope("aten::geqrf");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::geqrf(self);
+}
+
+at::Tensor & host_ormqr_out(const at::Tensor & self, const at::Tensor & input2, const at::Tensor & input3, bool left, bool transpose, at::Tensor & out) {
+  HostOpScope scope("aten::ormqr");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::ormqr_out(self, input2, input3, left, transpose, out);
+}
+
+at::Tensor host_ormqr(const at::Tensor & self, const at::Tensor & input2, const at::Tensor & input3, bool left, bool transpose) {
+  HostOpScope scope("aten::ormqr");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::ormqr(self, input2, input3, left, transpose);
 }
 
 at::Tensor & host_multinomial_out(const at::Tensor & self, int64_t num_samples, bool replacement, ::std::optional<at::Generator> generator, at::Tensor & out) {
@@ -135,26 +444,266 @@ at::Tensor host_multinomial(const at::Tensor & self, int64_t num_samples, bool r
   return at::native::multinomial(self, num_samples, replacement, generator);
 }
 
+at::Tensor host_min(const at::Tensor & self) {
+  HostOpScope scope("aten::min");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::min(self);
+}
+
+at::Tensor & host_min_unary_out(const at::Tensor & self, at::Tensor & out) {
+  HostOpScope scope("aten::min");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::min_unary_out(self, out);
+}
+
+at::Tensor host_max(const at::Tensor & self) {
+  HostOpScope scope("aten::max");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::max(self);
+}
+
+at::Tensor & host_max_unary_out(const at::Tensor & self, at::Tensor & out) {
+  HostOpScope scope("aten::max");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::max_unary_out(self, out);
+}
+
+at::Tensor host_unfold_backward(const at::Tensor & grad_in, at::IntArrayRef input_sizes, int64_t dim, int64_t size, int64_t step) {
+  HostOpScope scope("aten::unfold_backward");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(grad_in));
+  return at::native::unfold_backward(grad_in, input_sizes, dim, size, step);
+}
+
+at::Tensor & host_normal_(at::Tensor & self, double mean, double std, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::normal_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::normal_(self, mean, std, generator);
+}
+
+at::Tensor & host_normal_Tensor_float_out(const at::Tensor & mean, double std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  HostOpScope scope("aten::normal");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(mean));
+  return at::native::normal_out(mean, std, generator, out);
+}
+
+at::Tensor host_normal_Tensor_float(const at::Tensor & mean, double std, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::normal");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(mean));
+  return at::native::normal(mean, std, generator);
+}
+
+at::Tensor & host_normal_float_Tensor_out(double mean, const at::Tensor & std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  HostOpScope scope("aten::normal");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(std));
+  return at::native::normal_out(mean, std, generator, out);
+}
+
+at::Tensor host_normal_float_Tensor(double mean, const at::Tensor & std, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::normal");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(std));
+  return at::native::normal(mean, std, generator);
+}
+
+at::Tensor & host_normal_Tensor_Tensor_out(const at::Tensor & mean, const at::Tensor & std, ::std::optional<at::Generator> generator, at::Tensor & out) {
+  HostOpScope scope("aten::normal");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(mean));
+  return at::native::normal_out(mean, std, generator, out);
+}
+
+at::Tensor host_normal_Tensor_Tensor(const at::Tensor & mean, const at::Tensor & std, ::std::optional<at::Generator> generator) {
+  HostOpScope scope("aten::normal");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(mean));
+  return at::native::normal(mean, std, generator);
+}
+
+at::Tensor & host_hardtanh_out(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val, at::Tensor & out) {
+  HostOpScope scope("aten::hardtanh");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::hardtanh_out(self, min_val, max_val, out);
+}
+
+at::Tensor host_hardtanh(const at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  HostOpScope scope("aten::hardtanh");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::hardtanh(self, min_val, max_val);
+}
+
+at::Tensor & host_hardtanh_(at::Tensor & self, const at::Scalar & min_val, const at::Scalar & max_val) {
+  HostOpScope scope("aten::hardtanh_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::hardtanh_(self, min_val, max_val);
+}
+
+at::Tensor & host_hardswish_out(const at::Tensor & self, at::Tensor & out) {
+  HostOpScope scope("aten::hardswish");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::hardswish_out(self, out);
+}
+
+at::Tensor host_hardswish(const at::Tensor & self) {
+  HostOpScope scope("aten::hardswish");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::hardswish(self);
+}
+
+at::Tensor & host_hardswish_(at::Tensor & self) {
+  HostOpScope scope("aten::hardswish_");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::hardswish_(self);
+}
+
+::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &,at::Tensor &> host_linalg_lstsq_out(const at::Tensor & self, const at::Tensor & b, ::std::optional<double> rcond, ::std::optional<c10::string_view> driver, at::Tensor & solution, at::Tensor & residuals, at::Tensor & rank, at::Tensor & singular_values) {
+  HostOpScope scope("aten::linalg_lstsq");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::linalg_lstsq_out(self, b, rcond, driver, solution, residuals, rank, singular_values);
+}
+
+at::Tensor host_linalg_matrix_exp(const at::Tensor & self) {
+  HostOpScope scope("aten::linalg_matrix_exp");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::linalg_matrix_exp(self);
+}
+
+::std::tuple<at::Tensor,at::Tensor> host_linalg_eig(const at::Tensor & self) {
+  HostOpScope scope("aten::linalg_eig");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::linalg_eig(self);
+}
+
+::std::tuple<at::Tensor &,at::Tensor &> host_linalg_eig_out(const at::Tensor & self, at::Tensor & eigenvalues, at::Tensor & eigenvectors) {
+  HostOpScope scope("aten::linalg_eig");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::linalg_eig_out(self, eigenvalues, eigenvectors);
+}
+
+at::Tensor host__linalg_eigvals(const at::Tensor & self) {
+  HostOpScope scope("aten::_linalg_eigvals");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::_linalg_eigvals(self);
+}
+
+at::Tensor & host_linalg_eigvals_out(const at::Tensor & self, at::Tensor & out) {
+  HostOpScope scope("aten::linalg_eigvals");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
+  return at::native::linalg_eigvals_out(self, out);
+}
+
+at::Tensor host_linalg_householder_product(const at::Tensor & input, const at::Tensor & tau) {
+  HostOpScope scope("aten::linalg_householder_product");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
+  return at::native::linalg_householder_product(input, tau);
+}
+
+at::Tensor & host_linalg_householder_product_out(const at::Tensor & input, const at::Tensor & tau, at::Tensor & out) {
+  HostOpScope scope("aten::linalg_householder_product");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
+  return at::native::linalg_householder_product_out(input, tau, out);
+}
+
+at::Tensor host_segment_reduce(const at::Tensor & data, c10::string_view reduce, const ::std::optional<at::Tensor> & lengths, const ::std::optional<at::Tensor> & indices, const ::std::optional<at::Tensor> & offsets, int64_t axis, bool unsafe, const ::std::optional<at::Scalar> & initial) {
+  HostOpScope scope("aten::segment_reduce");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(data));
+  return at::native::segment_reduce_kernel(data, reduce, lengths, indices, offsets, axis, unsafe, initial);
+}
+
+at::Tensor host__segment_reduce_backward(const at::Tensor & grad, const at::Tensor & output, const at::Tensor & data, c10::string_view reduce, const ::std::optional<at::Tensor> & lengths, const ::std::optional<at::Tensor> & offsets, int64_t axis, const ::std::optional<at::Scalar> & initial) {
+  HostOpScope scope("aten::_segment_reduce_backward");
+  const c10::OptionalDeviceGuard device_guard(at::device_of(grad));
+  return at::native::_segment_reduce_backward_kernel(grad, output, data, reduce, lengths, offsets, axis, initial);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("conj_physical.out", TORCH_FN(host_conj_physical_out));
   m.impl("bernoulli.out", TORCH_FN(host_bernoulli_out));
   m.impl("bernoulli_.Tensor", TORCH_FN(host_bernoulli__Tensor));
   m.impl("bernoulli_.float", TORCH_FN(host_bernoulli__float));
   m.impl("complex.out", TORCH_FN(host_complex_out));
   m.impl("polar.out", TORCH_FN(host_polar_out));
+  m.impl("_ctc_loss.Tensor", TORCH_FN(host__ctc_loss_Tensor));
+  m.impl("_ctc_loss_backward.Tensor", TORCH_FN(host__ctc_loss_backward_Tensor));
+  m.impl("_embedding_bag_backward", TORCH_FN(host__embedding_bag_backward));
+  m.impl("eye.out", TORCH_FN(host_eye_out));
+  m.impl("eye.m_out", TORCH_FN(host_eye_m_out));
+  m.impl("_index_put_impl_", TORCH_FN(host__index_put_impl_));
+  m.impl("isnan", TORCH_FN(host_isnan));
+  m.impl("nan_to_num.out", TORCH_FN(host_nan_to_num_out));
+  m.impl("_aminmax", TORCH_FN(host__aminmax));
+  m.impl("_aminmax.dim", TORCH_FN(host__aminmax_dim));
+  m.impl("_compute_linear_combination", TORCH_FN(host__compute_linear_combination));
+  m.impl("_compute_linear_combination.out", TORCH_FN(host__compute_linear_combination_out));
+  m.impl("mode", TORCH_FN(host_mode));
+  m.impl("mvlgamma.out", TORCH_FN(host_mvlgamma_out));
+  m.impl("_cdist_forward", TORCH_FN(host__cdist_forward));
+  m.impl("_cdist_backward", TORCH_FN(host__cdist_backward));
+  m.impl("_pdist_forward", TORCH_FN(host__pdist_forward));
+  m.impl("_pdist_backward", TORCH_FN(host__pdist_backward));
+  m.impl("channel_shuffle", TORCH_FN(host_channel_shuffle));
+  m.impl("logit", TORCH_FN(host_logit));
+  m.impl("logit_", TORCH_FN(host_logit_));
+  m.impl("logit.out", TORCH_FN(host_logit_out));
+  m.impl("nansum", TORCH_FN(host_nansum));
+  m.impl("nansum.out", TORCH_FN(host_nansum_out));
   m.impl("std.correction", TORCH_FN(host_std_correction));
   m.impl("std_mean.correction", TORCH_FN(host_std_mean_correction));
   m.impl("std.correction_out", TORCH_FN(host_std_correction_out));
+  m.impl("flip", TORCH_FN(host_flip));
   m.impl("var.correction", TORCH_FN(host_var_correction));
   m.impl("var.correction_out", TORCH_FN(host_var_correction_out));
   m.impl("var_mean.correction", TORCH_FN(host_var_mean_correction));
+  m.impl("frexp.Tensor_out", TORCH_FN(host_frexp_Tensor_out));
+  m.impl("is_set_to", TORCH_FN(host_is_set_to));
+  m.impl("put_", TORCH_FN(host_put_));
   m.impl("index_fill_.int_Scalar", TORCH_FN(host_index_fill__int_Scalar));
   m.impl("random_.from", TORCH_FN(host_random__from));
   m.impl("random_.to", TORCH_FN(host_random__to));
   m.impl("random_", TORCH_FN(host_random_));
+  m.impl("uniform_", TORCH_FN(host_uniform_));
+  m.impl("cauchy_", TORCH_FN(host_cauchy_));
+  m.impl("log_normal_", TORCH_FN(host_log_normal_));
+  m.impl("exponential_", TORCH_FN(host_exponential_));
+  m.impl("geometric_", TORCH_FN(host_geometric_));
   m.impl("take.out", TORCH_FN(host_take_out));
   m.impl("take", TORCH_FN(host_take));
+  m.impl("linalg_solve_triangular.out", TORCH_FN(host_linalg_solve_triangular_out));
+  m.impl("linalg_solve_triangular", TORCH_FN(host_linalg_solve_triangular));
+  m.impl("cholesky.out", TORCH_FN(host_cholesky_out));
+  m.impl("cholesky", TORCH_FN(host_cholesky));
+  m.impl("cholesky_inverse", TORCH_FN(host_cholesky_inverse));
+  m.impl("cholesky_inverse.out", TORCH_FN(host_cholesky_inverse_out));
+  m.impl("geqrf.a", TORCH_FN(host_geqrf_a));
+  m.impl("geqrf", TORCH_FN(host_geqrf));
+  m.impl("ormqr.out", TORCH_FN(host_ormqr_out));
+  m.impl("ormqr", TORCH_FN(host_ormqr));
   m.impl("multinomial.out", TORCH_FN(host_multinomial_out));
   m.impl("multinomial", TORCH_FN(host_multinomial));
+  m.impl("min", TORCH_FN(host_min));
+  m.impl("min.unary_out", TORCH_FN(host_min_unary_out));
+  m.impl("max", TORCH_FN(host_max));
+  m.impl("max.unary_out", TORCH_FN(host_max_unary_out));
+  m.impl("unfold_backward", TORCH_FN(host_unfold_backward));
+  m.impl("normal_", TORCH_FN(host_normal_));
+  m.impl("normal.Tensor_float_out", TORCH_FN(host_normal_Tensor_float_out));
+  m.impl("normal.Tensor_float", TORCH_FN(host_normal_Tensor_float));
+  m.impl("normal.float_Tensor_out", TORCH_FN(host_normal_float_Tensor_out));
+  m.impl("normal.float_Tensor", TORCH_FN(host_normal_float_Tensor));
+  m.impl("normal.Tensor_Tensor_out", TORCH_FN(host_normal_Tensor_Tensor_out));
+  m.impl("normal.Tensor_Tensor", TORCH_FN(host_normal_Tensor_Tensor));
+  m.impl("hardtanh.out", TORCH_FN(host_hardtanh_out));
+  m.impl("hardtanh", TORCH_FN(host_hardtanh));
+  m.impl("hardtanh_", TORCH_FN(host_hardtanh_));
+  m.impl("hardswish.out", TORCH_FN(host_hardswish_out));
+  m.impl("hardswish", TORCH_FN(host_hardswish));
+  m.impl("hardswish_", TORCH_FN(host_hardswish_));
+  m.impl("linalg_lstsq.out", TORCH_FN(host_linalg_lstsq_out));
+  m.impl("linalg_matrix_exp", TORCH_FN(host_linalg_matrix_exp));
+  m.impl("linalg_eig", TORCH_FN(host_linalg_eig));
+  m.impl("linalg_eig.out", TORCH_FN(host_linalg_eig_out));
+  m.impl("_linalg_eigvals", TORCH_FN(host__linalg_eigvals));
+  m.impl("linalg_eigvals.out", TORCH_FN(host_linalg_eigvals_out));
+  m.impl("linalg_householder_product", TORCH_FN(host_linalg_householder_product));
+  m.impl("linalg_householder_product.out", TORCH_FN(host_linalg_householder_product_out));
+  m.impl("segment_reduce", TORCH_FN(host_segment_reduce));
+  m.impl("_segment_reduce_backward", TORCH_FN(host__segment_reduce_backward));
 }
 
 }  // namespace

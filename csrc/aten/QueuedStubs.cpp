@@ -2,8 +2,6 @@
 
 #include <mutex>
 
-#include <ATen/ops/empty_strided.h>
-
 #include "runtime/FooFunctions.h"
 
 namespace foo::aten {
@@ -11,44 +9,9 @@ namespace {
 
 thread_local const char* t_host_op = nullptr;
 
-// The dtype TensorIterator would have converted this iterator's operands to
-// on CPU: its common dtype when operands differ from it, else nullopt.
-std::optional<at::ScalarType> conversion_dtype(const at::TensorIteratorBase& iter) {
-  std::optional<at::ScalarType> first;
-  bool mixed = false;
-  for (int i = 0; i < iter.ntensors(); ++i) {
-    if (!iter.operand(i).tensor_base().defined()) continue;
-    at::ScalarType d = iter.operand(i).current_dtype;
-    if (!first) first = d;
-    mixed = mixed || d != *first;
-  }
-  if (!mixed) return std::nullopt;
-  try {
-    return iter.common_dtype();
-  } catch (const c10::Error&) {
-    return std::nullopt;  // no common dtype: the kernel takes its operands' own
-  }
-}
-
-// Replaces operand `op`'s tensor with a copy in `dtype` of the same element
-// strides, so the iterator's byte strides scale with the element size.
-void convert_operand(at::OperandInfo& op, at::ScalarType dtype, bool copy_in) {
-  const at::Tensor& t = op.tensor();
-  at::Tensor converted = at::empty_strided(t.sizes(), t.strides(), t.options().dtype(dtype));
-  if (copy_in) converted.copy_(t);
-  int64_t from = t.element_size(), to = converted.element_size();
-  auto offset = (static_cast<char*>(op.data) - static_cast<char*>(t.data_ptr())) / from;
-  op.data = static_cast<char*>(converted.data_ptr()) + offset * to;
-  for (auto& s : op.stride_bytes) s = s / from * to;
-  op.exchange_tensor(c10::MaybeOwned<at::TensorBase>::owned(std::move(converted)));
-  op.current_dtype = dtype;
-  op.target_dtype = dtype;
-}
-
 }  // namespace
 
-CarriedIterator::CarriedIterator(const at::TensorIteratorBase& iter)
-    : iter_(iter), common_dtype_(conversion_dtype(iter)) {
+CarriedIterator::CarriedIterator(const at::TensorIteratorBase& iter) : iter_(iter) {
   for (int i = 0; i < iter_.ntensors(); ++i) {
     at::OperandInfo& op = iter_.operand(i);
     Operand carried;
@@ -77,20 +40,6 @@ CarriedIterator::Live::Live(const CarriedIterator& carried) : iter_(carried.iter
       op.tensor(c10::MaybeOwned<at::TensorBase>::owned(std::move(t)));
     }
   }
-  if (!carried.common_dtype_) return;
-  for (int i = 0; i < iter_.ntensors(); ++i) {
-    at::OperandInfo& op = iter_.operand(i);
-    if (!op.tensor_base().defined() || op.current_dtype == *carried.common_dtype_ ||
-        op.original_tensor_base().defined()) {
-      continue;
-    }
-    convert_operand(op, *carried.common_dtype_, /*copy_in=*/!op.is_output || op.is_read_write);
-    cast_outputs_ = cast_outputs_ || op.is_output;
-  }
-}
-
-void CarriedIterator::Live::finish() {
-  if (cast_outputs_) iter_.cast_outputs();
 }
 
 KernelRng next_kernel_rng(const std::optional<at::Generator>& given) {

@@ -32,10 +32,15 @@ namespace foo::aten {
 
 // A TensorIterator that host code configured over foo tensors, as a kernel
 // carries it: the iterator's layout (shape, strides, data addresses) by
-// value, its operands by address. An iterator over foo tensors skips what
-// TensorIterator does only for CPU (inputs converted to the common dtype,
-// outputs computed in it and cast back), as CUDA's kernels convert as they
-// load; the CPU kernels do not, so the kernel makes those conversions.
+// value, its operands by address.
+//
+// Not covered: an iterator over foo tensors skips what TensorIterator does
+// only for CPU tensors (inputs converted to the common dtype, outputs
+// computed in it and cast back), as CUDA's loops convert as they load; CPU's
+// loops do not, and whether the operator asked for the conversion is not
+// recorded in the built iterator (take's index stays Long where add's int
+// operand becomes float). Operators whose operands may differ in dtype stay
+// off this path (gen_structured_ops.py HOST_EXCLUDED_PREFIXES).
 class CarriedIterator {
  public:
   explicit CarriedIterator(const at::TensorIteratorBase& iter);
@@ -45,12 +50,10 @@ class CarriedIterator {
    public:
     explicit Live(const CarriedIterator& carried);
     at::TensorIterator& get() { return iter_; }
-    // Outputs computed in the common dtype go back to their own.
-    void finish();
+    void finish() {}
 
    private:
     at::TensorIterator iter_;
-    bool cast_outputs_ = false;
   };
 
  private:
@@ -60,7 +63,6 @@ class CarriedIterator {
   };
   at::TensorIterator iter_;  // operands' tensors dropped: the host's are gone when the kernel runs
   c10::SmallVector<Operand, 4> operands_;
-  std::optional<at::ScalarType> common_dtype_;
 };
 
 // The random stream a kernel draws from: the next one of `gen` (the current
