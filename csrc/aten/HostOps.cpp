@@ -26,7 +26,6 @@
 #include <ATen/ops/complex_native.h>
 #include <ATen/ops/conj_physical_native.h>
 #include <ATen/ops/exponential_native.h>
-#include <ATen/ops/eye_native.h>
 #include <ATen/ops/flip_native.h>
 #include <ATen/ops/frexp_native.h>
 #include <ATen/ops/geometric_native.h>
@@ -120,18 +119,6 @@ at::Tensor host__embedding_bag_backward(const at::Tensor & grad, const at::Tenso
   HostOpScope scope("aten::_embedding_bag_backward");
   const c10::OptionalDeviceGuard device_guard(at::device_of(grad));
   return at::native::_embedding_bag_backward_symint(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx);
-}
-
-at::Tensor & host_eye_out(int64_t n, at::Tensor & out) {
-  HostOpScope scope("aten::eye");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(out));
-  return at::native::eye_out_cpu(n, out);
-}
-
-at::Tensor & host_eye_m_out(int64_t n, int64_t m, at::Tensor & out) {
-  HostOpScope scope("aten::eye");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(out));
-  return at::native::eye_out_cpu(n, m, out);
 }
 
 at::Tensor & host__index_put_impl_(at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate, bool unsafe) {
@@ -622,8 +609,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_ctc_loss.Tensor", TORCH_FN(host__ctc_loss_Tensor));
   m.impl("_ctc_loss_backward.Tensor", TORCH_FN(host__ctc_loss_backward_Tensor));
   m.impl("_embedding_bag_backward", TORCH_FN(host__embedding_bag_backward));
-  m.impl("eye.out", TORCH_FN(host_eye_out));
-  m.impl("eye.m_out", TORCH_FN(host_eye_m_out));
   m.impl("_index_put_impl_", TORCH_FN(host__index_put_impl_));
   m.impl("isnan", TORCH_FN(host_isnan));
   m.impl("nan_to_num.out", TORCH_FN(host_nan_to_num_out));

@@ -20,8 +20,8 @@ with torch (torchgen/packaged). Rerun both after a torch upgrade:
   conversions from dense to sparse layouts, which CPU and CUDA share too.
 - stubs: a foo entry for every DispatchStub the installed headers declare,
   queueing its CPU kernel (QueuedStubs.h).
-- host: the operators whose host function CPU shares with CUDA or Meta,
-  run on foo at the call (host_ops).
+- host: the operators whose host function CPU shares with CUDA, run on
+  foo at the call (host_ops).
 """
 
 import os
@@ -332,10 +332,11 @@ def hand_written_names() -> set:
 
 def host_ops(parsed):
     """The plain (not structured) operators whose host function CPU shares
-    with CUDA or with Meta (so it is device-generic: it checks, warns, sizes
-    outputs and calls DispatchStubs), that foo does not run otherwise, that
-    return no views and that CudaDtypes.cpp has no dtype rules for."""
-    cpu, cuda, meta = (parsed.backend_indices[k] for k in (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta))
+    with CUDA (so it is device-generic: it checks, warns, sizes outputs and
+    calls DispatchStubs), that foo does not run otherwise, that return no
+    views and that CudaDtypes.cpp has no dtype rules for. (A function CPU
+    shares with Meta only may still write data on the host: eye_out_cpu.)"""
+    cpu, cuda = parsed.backend_indices[DispatchKey.CPU], parsed.backend_indices[DispatchKey.CUDA]
     taken = hand_written_names()
     here = os.path.dirname(os.path.abspath(__file__))
     import re
@@ -344,7 +345,8 @@ def host_ops(parsed):
         on_cpu = cpu.get_kernel(f)
         if on_cpu is None or f.structured:
             continue
-        shared = any(k is not None and k.kernel == on_cpu.kernel for k in (cuda.get_kernel(f), meta.get_kernel(f)))
+        on_cuda = cuda.get_kernel(f)
+        shared = on_cuda is not None and on_cuda.kernel == on_cpu.kernel
         name = str(f.func.name)
         if (not shared or name in taken or str(f.func.name.name) in taken or str(f.func.name.name.base) in dtype_rules
                 or name.startswith(HOST_EXCLUDED_PREFIXES) or any(r.annotation and not r.annotation.is_write
