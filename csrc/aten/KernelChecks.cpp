@@ -72,27 +72,6 @@ void index_put_dtypes(const std::string&, const Stack& args) {
               self.scalar_type(), " for the destination and ", values.scalar_type(), " for the source.");
 }
 
-void random_range(const std::string&, const Stack& args) {
-  if (args.size() < 3 || args[2].isNone()) return;
-  int64_t from = args[1].toInt(), to = args[2].toInt();
-  TORCH_CHECK(from < to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
-}
-
-void uniform_range(const std::string&, const Stack& args) {
-  double from = args[1].toDouble(), to = args[2].toDouble();
-  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-}
-
-void normal_std(const std::string&, const Stack& args) {
-  double std = args[2].toDouble();
-  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-}
-
-// max() and min() of everything: nothing to reduce in an empty tensor.
-void whole_reduction(const std::string& name, const Stack& args) {
-  TORCH_CHECK(tensor_at(args, 0).numel() > 0, name.substr(6), "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
-}
-
 void boolean_mask(const std::string&, const Stack& args) {
   const at::Tensor& mask = tensor_at(args, 1);
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
@@ -105,14 +84,8 @@ const std::unordered_map<std::string, FallbackCheck>& fallback_checks() {
   static const std::unordered_map<std::string, FallbackCheck> table = {
       {"aten::dot", dot_dtypes},
       {"aten::vdot", dot_dtypes},
-      {"aten::_index_put_impl_", index_put_dtypes},
       {"aten::index_put_", index_put_dtypes},
       {"aten::index_put", index_put_dtypes},
-      {"aten::random_.from", random_range},
-      {"aten::uniform_", uniform_range},
-      {"aten::normal_", normal_std},
-      {"aten::max", whole_reduction},
-      {"aten::min", whole_reduction},
       {"aten::masked_fill_.Scalar", boolean_mask},
       {"aten::masked_fill_.Tensor", boolean_mask},
       {"aten::masked_fill.Scalar", boolean_mask},
