@@ -13,15 +13,12 @@
 #include <ATen/ops/_ctc_loss_backward_native.h>
 #include <ATen/ops/_ctc_loss_native.h>
 #include <ATen/ops/_embedding_bag_backward_native.h>
-#include <ATen/ops/_index_put_impl_native.h>
 #include <ATen/ops/_linalg_eigvals_native.h>
 #include <ATen/ops/_pdist_backward_native.h>
 #include <ATen/ops/_pdist_forward_native.h>
-#include <ATen/ops/_segment_reduce_backward_native.h>
 #include <ATen/ops/bernoulli_native.h>
 #include <ATen/ops/cauchy_native.h>
 #include <ATen/ops/channel_shuffle_native.h>
-#include <ATen/ops/cholesky_inverse_native.h>
 #include <ATen/ops/cholesky_native.h>
 #include <ATen/ops/complex_native.h>
 #include <ATen/ops/conj_physical_native.h>
@@ -37,15 +34,11 @@
 #include <ATen/ops/isnan_native.h>
 #include <ATen/ops/linalg_eig_native.h>
 #include <ATen/ops/linalg_eigvals_native.h>
-#include <ATen/ops/linalg_householder_product_native.h>
 #include <ATen/ops/linalg_lstsq_native.h>
-#include <ATen/ops/linalg_matrix_exp_native.h>
 #include <ATen/ops/linalg_solve_triangular_native.h>
 #include <ATen/ops/log_normal_native.h>
-#include <ATen/ops/logit_native.h>
 #include <ATen/ops/max_native.h>
 #include <ATen/ops/min_native.h>
-#include <ATen/ops/mode_native.h>
 #include <ATen/ops/multinomial_native.h>
 #include <ATen/ops/mvlgamma_native.h>
 #include <ATen/ops/nan_to_num_native.h>
@@ -55,7 +48,6 @@
 #include <ATen/ops/polar_native.h>
 #include <ATen/ops/put_native.h>
 #include <ATen/ops/random_native.h>
-#include <ATen/ops/segment_reduce_native.h>
 #include <ATen/ops/std_mean_native.h>
 #include <ATen/ops/std_native.h>
 #include <ATen/ops/take_native.h>
@@ -121,12 +113,6 @@ at::Tensor host__embedding_bag_backward(const at::Tensor & grad, const at::Tenso
   return at::native::_embedding_bag_backward_symint(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx);
 }
 
-at::Tensor & host__index_put_impl_(at::Tensor & self, const c10::List<::std::optional<at::Tensor>> & indices, const at::Tensor & values, bool accumulate, bool unsafe) {
-  HostOpScope scope("aten::_index_put_impl_");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::_index_put_impl_(self, indices, values, accumulate, unsafe);
-}
-
 at::Tensor host_isnan(const at::Tensor & self) {
   HostOpScope scope("aten::isnan");
   return at::native::isnan(self);
@@ -160,12 +146,6 @@ at::Tensor & host__compute_linear_combination_out(const at::Tensor & input, cons
   HostOpScope scope("aten::_compute_linear_combination");
   const c10::OptionalDeviceGuard device_guard(at::device_of(input));
   return at::native::_compute_linear_combination_out(input, coefficients, out);
-}
-
-::std::tuple<at::Tensor,at::Tensor> host_mode(const at::Tensor & self, int64_t dim, bool keepdim) {
-  HostOpScope scope("aten::mode");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::mode(self, dim, keepdim);
 }
 
 at::Tensor & host_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & out) {
@@ -202,24 +182,6 @@ at::Tensor host_channel_shuffle(const at::Tensor & self, int64_t groups) {
   HostOpScope scope("aten::channel_shuffle");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return at::native::channel_shuffle(self, groups);
-}
-
-at::Tensor host_logit(const at::Tensor & self, ::std::optional<double> eps) {
-  HostOpScope scope("aten::logit");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::logit(self, eps);
-}
-
-at::Tensor & host_logit_(at::Tensor & self, ::std::optional<double> eps) {
-  HostOpScope scope("aten::logit_");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::logit_(self, eps);
-}
-
-at::Tensor & host_logit_out(const at::Tensor & self, ::std::optional<double> eps, at::Tensor & out) {
-  HostOpScope scope("aten::logit");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::logit_out(self, eps, out);
 }
 
 at::Tensor host_nansum(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype) {
@@ -383,18 +345,6 @@ at::Tensor host_cholesky(const at::Tensor & self, bool upper) {
   return at::native::cholesky(self, upper);
 }
 
-at::Tensor host_cholesky_inverse(const at::Tensor & self, bool upper) {
-  HostOpScope scope("aten::cholesky_inverse");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::cholesky_inverse(self, upper);
-}
-
-at::Tensor & host_cholesky_inverse_out(const at::Tensor & self, bool upper, at::Tensor & out) {
-  HostOpScope scope("aten::cholesky_inverse");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::cholesky_inverse_out(self, upper, out);
-}
-
 ::std::tuple<at::Tensor &,at::Tensor &> host_geqrf_a(const at::Tensor & self, at::Tensor & a, at::Tensor & tau) {
   HostOpScope scope("aten::geqrf");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
@@ -545,12 +495,6 @@ at::Tensor & host_hardswish_(at::Tensor & self) {
   return at::native::linalg_lstsq_out(self, b, rcond, driver, solution, residuals, rank, singular_values);
 }
 
-at::Tensor host_linalg_matrix_exp(const at::Tensor & self) {
-  HostOpScope scope("aten::linalg_matrix_exp");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::linalg_matrix_exp(self);
-}
-
 ::std::tuple<at::Tensor,at::Tensor> host_linalg_eig(const at::Tensor & self) {
   HostOpScope scope("aten::linalg_eig");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
@@ -575,30 +519,6 @@ at::Tensor & host_linalg_eigvals_out(const at::Tensor & self, at::Tensor & out) 
   return at::native::linalg_eigvals_out(self, out);
 }
 
-at::Tensor host_linalg_householder_product(const at::Tensor & input, const at::Tensor & tau) {
-  HostOpScope scope("aten::linalg_householder_product");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
-  return at::native::linalg_householder_product(input, tau);
-}
-
-at::Tensor & host_linalg_householder_product_out(const at::Tensor & input, const at::Tensor & tau, at::Tensor & out) {
-  HostOpScope scope("aten::linalg_householder_product");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
-  return at::native::linalg_householder_product_out(input, tau, out);
-}
-
-at::Tensor host_segment_reduce(const at::Tensor & data, c10::string_view reduce, const ::std::optional<at::Tensor> & lengths, const ::std::optional<at::Tensor> & indices, const ::std::optional<at::Tensor> & offsets, int64_t axis, bool unsafe, const ::std::optional<at::Scalar> & initial) {
-  HostOpScope scope("aten::segment_reduce");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(data));
-  return at::native::segment_reduce_kernel(data, reduce, lengths, indices, offsets, axis, unsafe, initial);
-}
-
-at::Tensor host__segment_reduce_backward(const at::Tensor & grad, const at::Tensor & output, const at::Tensor & data, c10::string_view reduce, const ::std::optional<at::Tensor> & lengths, const ::std::optional<at::Tensor> & offsets, int64_t axis, const ::std::optional<at::Scalar> & initial) {
-  HostOpScope scope("aten::_segment_reduce_backward");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(grad));
-  return at::native::_segment_reduce_backward_kernel(grad, output, data, reduce, lengths, offsets, axis, initial);
-}
-
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("conj_physical.out", TORCH_FN(host_conj_physical_out));
   m.impl("bernoulli.out", TORCH_FN(host_bernoulli_out));
@@ -609,23 +529,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_ctc_loss.Tensor", TORCH_FN(host__ctc_loss_Tensor));
   m.impl("_ctc_loss_backward.Tensor", TORCH_FN(host__ctc_loss_backward_Tensor));
   m.impl("_embedding_bag_backward", TORCH_FN(host__embedding_bag_backward));
-  m.impl("_index_put_impl_", TORCH_FN(host__index_put_impl_));
   m.impl("isnan", TORCH_FN(host_isnan));
   m.impl("nan_to_num.out", TORCH_FN(host_nan_to_num_out));
   m.impl("_aminmax", TORCH_FN(host__aminmax));
   m.impl("_aminmax.dim", TORCH_FN(host__aminmax_dim));
   m.impl("_compute_linear_combination", TORCH_FN(host__compute_linear_combination));
   m.impl("_compute_linear_combination.out", TORCH_FN(host__compute_linear_combination_out));
-  m.impl("mode", TORCH_FN(host_mode));
   m.impl("mvlgamma.out", TORCH_FN(host_mvlgamma_out));
   m.impl("_cdist_forward", TORCH_FN(host__cdist_forward));
   m.impl("_cdist_backward", TORCH_FN(host__cdist_backward));
   m.impl("_pdist_forward", TORCH_FN(host__pdist_forward));
   m.impl("_pdist_backward", TORCH_FN(host__pdist_backward));
   m.impl("channel_shuffle", TORCH_FN(host_channel_shuffle));
-  m.impl("logit", TORCH_FN(host_logit));
-  m.impl("logit_", TORCH_FN(host_logit_));
-  m.impl("logit.out", TORCH_FN(host_logit_out));
   m.impl("nansum", TORCH_FN(host_nansum));
   m.impl("nansum.out", TORCH_FN(host_nansum_out));
   m.impl("std.correction", TORCH_FN(host_std_correction));
@@ -653,8 +568,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("linalg_solve_triangular", TORCH_FN(host_linalg_solve_triangular));
   m.impl("cholesky.out", TORCH_FN(host_cholesky_out));
   m.impl("cholesky", TORCH_FN(host_cholesky));
-  m.impl("cholesky_inverse", TORCH_FN(host_cholesky_inverse));
-  m.impl("cholesky_inverse.out", TORCH_FN(host_cholesky_inverse_out));
   m.impl("geqrf.a", TORCH_FN(host_geqrf_a));
   m.impl("geqrf", TORCH_FN(host_geqrf));
   m.impl("ormqr.out", TORCH_FN(host_ormqr_out));
@@ -680,15 +593,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardswish", TORCH_FN(host_hardswish));
   m.impl("hardswish_", TORCH_FN(host_hardswish_));
   m.impl("linalg_lstsq.out", TORCH_FN(host_linalg_lstsq_out));
-  m.impl("linalg_matrix_exp", TORCH_FN(host_linalg_matrix_exp));
   m.impl("linalg_eig", TORCH_FN(host_linalg_eig));
   m.impl("linalg_eig.out", TORCH_FN(host_linalg_eig_out));
   m.impl("_linalg_eigvals", TORCH_FN(host__linalg_eigvals));
   m.impl("linalg_eigvals.out", TORCH_FN(host_linalg_eigvals_out));
-  m.impl("linalg_householder_product", TORCH_FN(host_linalg_householder_product));
-  m.impl("linalg_householder_product.out", TORCH_FN(host_linalg_householder_product_out));
-  m.impl("segment_reduce", TORCH_FN(host_segment_reduce));
-  m.impl("_segment_reduce_backward", TORCH_FN(host__segment_reduce_backward));
 }
 
 }  // namespace

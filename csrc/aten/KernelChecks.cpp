@@ -84,6 +84,7 @@ const std::unordered_map<std::string, FallbackCheck>& fallback_checks() {
   static const std::unordered_map<std::string, FallbackCheck> table = {
       {"aten::dot", dot_dtypes},
       {"aten::vdot", dot_dtypes},
+      {"aten::_index_put_impl_", index_put_dtypes},
       {"aten::index_put_", index_put_dtypes},
       {"aten::index_put", index_put_dtypes},
       {"aten::masked_fill_.Scalar", boolean_mask},

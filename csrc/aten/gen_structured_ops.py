@@ -310,6 +310,12 @@ HOST_EXCLUDED_PREFIXES = (
     "floor_divide", "logical_", "rsub", "remainder", "__lshift__", "__ilshift__", "__rshift__", "__irshift__",
     "huber_loss", "smooth_l1_loss_backward", "hardtanh_backward", "hardswish_backward", "_prelu_kernel", "glu_",
     "logit_backward",
+    # Likewise for one input: an integral input computed in float.
+    "logit",
+    # Their host code reaches stubs that have no CPU kernel (CUDA's only, as
+    # index_put_with_sort_stub) or checks the device type itself (mode).
+    "_index_put_impl_", "cholesky_inverse", "linalg_matrix_exp", "segment_reduce", "_segment_reduce_backward",
+    "linalg_householder_product", "mode",
 )
 
 
