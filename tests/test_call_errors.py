@@ -54,8 +54,8 @@ def _call(op, error_input):
 @pytest.mark.parametrize("op", list(_cases()))
 def test_error_inputs_raise_at_the_call(foo, op):
     # Each case as CPU raises it (a case CPU itself does not raise is not
-    # foo's to raise either), then on foo behind a gate: the stream is busy,
-    # so a kernel cannot have failed yet.
+    # foo's to raise either), then on foo; a synchronization after each case
+    # shows whether a kernel it queued failed instead.
     expected = [e for e in op.error_inputs("cpu")]
     cpu_raises = []
     for e in expected:
@@ -70,7 +70,6 @@ def test_error_inputs_raise_at_the_call(foo, op):
     for i, e in enumerate(op.error_inputs("foo")):
         if i >= len(cpu_raises) or not cpu_raises[i] or (op.name, i) in NOT_AT_THE_CALL or (op.name, i) in STILL_LATE:
             continue
-        foo._sleep(1)
         try:
             _call(op, e)
             failures.append(f"case {i}: did not raise {e.error_type.__name__} at the call")
