@@ -37,6 +37,7 @@ calls = {
     "torch.foo.host_memory_stats()": lambda: torch.foo.host_memory_stats(),
     "torch.foo.memory_stats() (torch's binding)": lambda: torch.foo.memory_stats(),
     "compiled-kernel launch, 3 arguments": None,
+    "eager x.add_(1) (not moved: the scale of a launch)": lambda: x.add_(1),
 }
 # A launch of a do-nothing packed kernel, as inductor's wrapper code does it.
 import ctypes
@@ -48,6 +49,16 @@ for name, fn in calls.items():
     fn()
     out[name] = min(timeit.repeat(fn, number=NUMBER, repeat=REPEAT)) / NUMBER * 1e6
     torch.foo.synchronize()
+# An allocation and its free while the allocator records Python stacks
+# (torch's CapturedTraceback in the default build, frames read through the
+# Limited API in the other).
+alloc = lambda: torch.empty(256, device="foo")
+for name, history in [("allocation, no memory history", False), ("allocation, memory history with Python stacks", True)]:
+    if history:
+        torch.foo.memory._record_memory_history("all", context="all", stacks="python")
+    alloc()
+    out[name] = min(timeit.repeat(alloc, number=NUMBER, repeat=REPEAT)) / NUMBER * 1e6
+    torch.foo.memory._record_memory_history(None)
 print(json.dumps(out))
 """
 
