@@ -88,3 +88,26 @@ def test_package_refuses_another_torch_version(tmp_path):
     result = _configure(consumer, tmp_path / "build", f"{fake.parents[2]};{torch_foo.cmake_prefix_path}", check=False)
     assert result.returncode != 0
     assert torch.__version__.split("+")[0] in result.stdout + result.stderr
+
+
+@pytest.fixture(scope="module")
+def consumer_build(tmp_path_factory):
+    build = tmp_path_factory.mktemp("cpp_consumer") / "build"
+    # Only torch_foo's prefix: TorchFoo finds the torch it needs, beside
+    # itself or, in a split environment, on the prefix path given here.
+    prefix = torch_foo.cmake_prefix_path
+    if Path(torch_foo.__file__).parent.parent != Path(torch.__file__).parent.parent:
+        prefix += f";{torch.utils.cmake_prefix_path}"
+    _configure(ROOT / "tests" / "cpp_consumer", build, prefix)
+    _run(["cmake", "--build", build, "--parallel", "2"])
+    return build
+
+
+def test_the_race_detector_checks_cpp_programs(consumer_build, example_build):
+    # FOO_SIM_RACE_CHECK alone, as for a Python program: the operator hooks
+    # that declare accesses come with libtorch_foo.
+    env = dict(_program_env(), FOO_SIM_RACE_CHECK="raise")
+    out = _run([consumer_build / "unordered_read"], env=env).stdout
+    assert out.startswith("race: torch_foo found a stream race"), out
+    # The example orders its streams with events: no race there.
+    assert _run([example_build / "train_mlp"], env=env).stdout.strip().endswith("foo matches cpu")
