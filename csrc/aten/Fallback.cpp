@@ -40,13 +40,15 @@
 #include "aten/DeviceCheck.h"
 #include "aten/EmptyFoo.h"
 #include "aten/Fallback.h"
-#include "aten/KernelChecks.h"
 #include "aten/FallbackMetaCache.h"
 #include "aten/IValueTensors.h"
-#include "aten/KernelTensor.h"
+#include "aten/KernelArguments.h"
+#include "aten/KernelChecks.h"
 #include "aten/Launch.h"
+#include "aten/OperatorName.h"
+#include "aten/TensorInfo.h"
+#include "aten_runtime/FooGenerator.h"
 #include "runtime/FooFunctions.h"
-#include "runtime/FooGenerator.h"
 #include "runtime/FooStream.h"
 
 namespace foo::aten {
@@ -56,11 +58,6 @@ using Stack = torch::jit::Stack;
 constexpr c10::DeviceType kFoo = c10::DeviceType::PrivateUse1;
 
 // ------------------------------------------------------------ bookkeeping
-
-std::string full_name(const c10::OperatorHandle& op) {
-  const auto& name = op.operator_name();
-  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
-}
 
 struct FallbackLog {
   std::mutex mutex;
@@ -118,9 +115,10 @@ void check_written_arguments_on_device(const c10::FunctionSchema& schema, const 
   }
 }
 
-// The foo device of the call, after checking the other tensors' devices as
-// CUDA does for the operator (see DeviceCheck.h).
-c10::Device call_device(const c10::OperatorHandle& op, const std::string& name, const Stack& args) {
+// The call's common device (ATen's word, as in the generated wrappers'
+// check_and_update_common_device), after checking the other tensors'
+// devices as CUDA does for the operator (see DeviceCheck.h).
+c10::Device common_device(const c10::OperatorHandle& op, const std::string& name, const Stack& args) {
   std::optional<c10::Device> device;
   std::optional<at::Tensor> cpu_tensor;
   for (const c10::IValue& v : args) {
@@ -214,35 +212,35 @@ bool is_generator_argument(const c10::Argument& a) {
 
 // The random stream a kernel draws from: the next one of the call's foo
 // generator (the device's default one when none was given).
-KernelRng kernel_rng(const c10::IValue& given, c10::Device device) {
+PhiloxFooState philox_state_for(const c10::IValue& given, c10::Device device) {
   at::Generator gen = given.isNone() ? default_generator(device.index()) : given.toGenerator();
   TORCH_CHECK(gen.device() == device, "Expected a '", device, "' generator for an operator on ", device,
               ", but got a generator of ", gen.device());
   std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get<FooGeneratorImpl>()->next_kernel_rng();
+  return gen.get<FooGeneratorImpl>()->philox_foo_state();
 }
 
 // Generator arguments of a queued call, by argument index: the kernel puts
 // each one's CPU generator in place when it runs (a captured kernel runs
 // once per replay, each time with fresh numbers).
-using KernelRngs = std::vector<std::pair<size_t, KernelRng>>;
+using PhiloxStates = std::vector<std::pair<size_t, PhiloxFooState>>;
 
 // The call's arguments as the CPU kernel takes them: CPU aliases of the foo
 // tensors, the CPU device, and per-launch CPU generators. For a kernel that
 // runs later (`queued`, with `rngs`), CPU tensors are copied now and
 // generator arguments are left to the kernel.
 Stack cpu_arguments(const c10::FunctionSchema& schema, const Stack& args, c10::Device device, bool queued,
-                    KernelRngs* rngs = nullptr) {
+                    PhiloxStates* rngs = nullptr) {
   Stack out;
   out.reserve(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     if (i < schema.arguments().size() && is_generator_argument(schema.arguments()[i])) {
-      KernelRng rng = kernel_rng(args[i], device);
+      PhiloxFooState rng = philox_state_for(args[i], device);
       out.push_back(rngs ? c10::IValue() : c10::IValue(rng.generator()));
       if (rngs) rngs->emplace_back(i, std::move(rng));
       continue;
     }
-    out.push_back(queued ? map_tensors(args[i], to_cpu_alias, capture_host_tensor, c10::Device(c10::kCPU))
+    out.push_back(queued ? map_tensors(args[i], to_cpu_alias, pack_cpu_tensor, c10::Device(c10::kCPU))
                          : map_tensors(args[i], to_cpu_alias, unchanged, c10::Device(c10::kCPU)));
   }
   return out;
@@ -503,15 +501,15 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
       flat += 1;
     }
   }
-  KernelRngs rngs;
+  PhiloxStates rngs;
   Stack cpu = cpu_arguments(schema, args, device, /*queued=*/true, &rngs);
   give_fresh_outputs(cpu, args, out_arguments(schema, args));
-  std::vector<std::pair<KernelTensor, size_t>> targets;
+  std::vector<std::pair<TensorInfo, size_t>> targets;
   targets.reserve(targets_now.size());
   for (auto& [t, index] : targets_now) {
-    if (t.numel() > 0) targets.emplace_back(KernelTensor(t), index);
+    if (t.numel() > 0) targets.emplace_back(TensorInfo(t), index);
   }
-  launch_op(device.index(), lasting_name(op.schema().name()),
+  launch_op(device.index(), interned_name(op.schema().name()),
             [op, cpu = std::move(cpu), rngs = std::move(rngs), targets = std::move(targets), widening] {
               // The call consumes its stack; `cpu` stays whole for the next
               // run of a captured kernel.
@@ -578,12 +576,12 @@ bool inexact_meta(const c10::OperatorHandle& op) {
 }  // namespace
 
 void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
-  std::string name = full_name(op);
+  std::string name = full_name(op.operator_name());
   log().note(name);
   const auto& schema = op.schema();
   size_t num_args = schema.arguments().size();
   Stack args(stack->end() - num_args, stack->end());
-  c10::Device device = call_device(op, name, args);
+  c10::Device device = common_device(op, name, args);
   c10::DeviceGuard guard(device);
   if (returns_views(schema)) return run_views(op, stack, num_args);
   check_written_arguments_on_device(schema, args, device);
@@ -591,7 +589,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   check_fallback_arguments(name, args);
   Widening widening = widening_for(op, args);
   if (!inexact_meta(op)) {
-    if (auto meta = remembered_meta_results(op, args, &meta_results)) {
+    if (auto meta = cached_meta_results(op, args, &meta_results)) {
       return run_queued(op, stack, num_args, device, *meta, widening);
     }
   }
@@ -608,8 +606,9 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromB
 // for foo. The decompositions compute in the input's precision where the
 // kernels accumulate in float, so foo runs the CPU kernel, as CUDA runs its
 // own. The others of their kind have foo kernels: native_group_norm and
-// native_layer_norm (Normalization.cpp), all and any (StructuredOps.cpp). tests/test_dtypes.py derives the
-// list from native_functions.yaml and fails if one is missing.
+// native_layer_norm (Normalization.cpp), all and any
+// (generated/StructuredOps.cpp). tests/test_dtypes.py derives the list from
+// native_functions.yaml and fails if one is missing.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   for (const char* name : {"mish_backward", "addr", "addr.out", "linalg__powsum"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&foo_cpu_fallback>());

@@ -12,19 +12,19 @@
 #include <torch/csrc/distributed/c10d/Utils.hpp>
 
 #include "distributed/AllreduceInParts.h"
+#include "distributed/CollectiveFingerPrint.h"
 #include "distributed/Dtypes.h"
 #include "distributed/FooWork.h"
 #include "distributed/GlooWaits.h"
-#include "distributed/PeerAnnouncement.h"
-#include "distributed/Signature.h"
+#include "distributed/P2PHeader.h"
 #include "distributed/Staging.h"
+#include "runtime/FooBufferRegistration.h"
 #include "runtime/FooCachingAllocator.h"
 #include "runtime/FooEvent.h"
 #include "runtime/FooException.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGraphsUtils.h"
 #include "runtime/FooLaunch.h"
-#include "runtime/FooLentMemory.h"
 
 namespace foo::distributed {
 namespace {
@@ -180,13 +180,13 @@ struct DeclarationScope {
   ~DeclarationScope() { fooRaceRestoreMark(mark); }
 };
 
-// A receive whose peer announced something else (PeerAnnouncement.h):
-// takes the message into a buffer of the size sent, then fails.
-[[noreturn]] void take_and_fail(c10d::Backend& g, const PeerAnnouncement& announced, const at::Tensor& receiving,
+// A receive whose peer's header says something else (P2PHeader.h): takes
+// the message into a buffer of the size sent, then fails.
+[[noreturn]] void take_and_fail(c10d::Backend& g, const P2PHeader& header, const at::Tensor& receiving,
                                 int src, int tag, std::chrono::milliseconds timeout) {
-  std::vector<at::Tensor> sink{announced.buffer_for_sent()};
+  std::vector<at::Tensor> sink{header.buffer_for_sent()};
   wait_all({g.recv(sink, src, tag)}, timeout);
-  TORCH_CHECK(false, announced.mismatch(receiving));
+  TORCH_CHECK(false, header.mismatch(receiving));
 }
 
 // The message of a gloo failure, without C++ backtraces.
@@ -197,14 +197,14 @@ std::string describe(const std::exception& e) {
 
 }  // namespace
 
-FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> signatures,
+FooBackend::FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> fingerprints,
                        c10::intrusive_ptr<c10d::Backend> host, int rank, int size, std::chrono::milliseconds timeout)
     : c10d::Backend(rank, size),
       gloo_(std::move(gloo)),
-      signatures_(std::move(signatures)),
+      fingerprints_(std::move(fingerprints)),
       host_(std::move(host)),
       timeout_(timeout) {
-  for (const auto& g : {gloo_, signatures_, host_}) {
+  for (const auto& g : {gloo_, fingerprints_, host_}) {
     TORCH_CHECK(g, "fooccl needs three gloo process groups");
     TORCH_CHECK(g->getRank() == rank && g->getSize() == size, "fooccl: a gloo group has rank ", g->getRank(), " of ",
                 g->getSize(), ", not ", rank, " of ", size);
@@ -278,13 +278,13 @@ FooStream FooBackend::begin(Collective& c) {
   FooEvent ready;
   ready.record(current);
   ready.block(internal);
-  if (c.lane == kCollective && c.check_signature && c.signature.empty()) {
+  if (c.lane == kCollective && c.check_fingerprint && c.fingerprint.empty()) {
     // By default: the operation, then dtype and size of every buffer gloo
     // works on.
-    c.signature.push_back(static_cast<int64_t>(c.type));
+    c.fingerprint.push_back(static_cast<int64_t>(c.type));
     for (const at::Tensor& s : c.exchanged()) {
-      c.signature.push_back(static_cast<int64_t>(s.scalar_type()));
-      c.signature.push_back(s.numel());
+      c.fingerprint.push_back(static_cast<int64_t>(s.scalar_type()));
+      c.fingerprint.push_back(s.numel());
     }
   }
   return internal;
@@ -328,10 +328,10 @@ static void exchange_kernel(const FooStream& internal, const char* name, const F
       name);
 }
 
-void FooBackend::lend_or_stage(Collective& c, const std::vector<Buffer>& buffers, bool may_lend) {
+void FooBackend::direct_or_staged(Collective& c, const std::vector<Buffer>& buffers, bool direct) {
   // (Negated and conjugated views never get here: the dispatcher's
   // fallbacks for those bits hand c10d's operators resolved copies.)
-  if (may_lend) {
+  if (direct) {
     for (const Buffer& b : buffers) {
       c.direct.push_back(b.tensor);
       if (b.written) c.written.push_back(b.tensor);
@@ -359,8 +359,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
   for (const at::Tensor& t : c.device_tensors) check_exchangeable(t, c.type);
   if (coalescing_ && c.lane == kCollective) coalesced_collectives_ = c.device;
   FooStream internal = begin(c);
-  std::shared_ptr<SignatureExchange> signature;
-  if (!c.signature.empty()) signature = std::make_shared<SignatureExchange>(*signatures_, c.signature, c.pairs);
+  std::shared_ptr<FingerPrintExchange> fingerprint;
+  if (!c.fingerprint.empty()) fingerprint = std::make_shared<FingerPrintExchange>(*fingerprints_, c.fingerprint, c.pairs);
   {
     c10::StreamGuard stream_guard(internal.unwrap());
     if (c.stage_in) c.stage_in();
@@ -372,7 +372,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
       declared.emplace();
       declare_direct(c.direct, c.written, c.name);
     }
-    if (c.announce) c.announce();
+    if (c.start_p2p_headers) c.start_p2p_headers();
     // Point to point moves bytes whatever the type; collectives need one
     // gloo knows.
     const bool typed = c.lane == kCollective;
@@ -383,7 +383,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
     std::shared_ptr<ExchangeOrder> order = c.lane == kCollective ? exchange_order_ : nullptr;
     const uint64_t ticket = order ? order->take() : 0;
     auto exchange = [gloo = gloo_, views = std::move(views), call = std::move(c.call), timeout = timeout_,
-                     signature = std::move(signature), typed, after = std::move(c.after_exchange), order, ticket] {
+                     fingerprint = std::move(fingerprint), typed, after = std::move(c.after_exchange), order, ticket] {
       std::optional<ExchangeTurn> turn;
       if (order) turn.emplace(*order, ticket, timeout);
       std::vector<at::Tensor> cpu;
@@ -394,8 +394,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::launch(Collective c) {
         ranges.push_back({v.data, v.bytes()});
       }
       // gloo's threads work on this memory for the kernel while it runs.
-      LentMemory lent(std::move(ranges));
-      if (signature) signature->check(timeout);
+      BufferRegistration registration(std::move(ranges));
+      if (fingerprint) fingerprint->check(timeout);
       // No call: a Work that only marks a point of the stream (endCoalescing).
       c10::intrusive_ptr<c10d::Work> w = call ? call(*gloo, cpu) : nullptr;
       if (w) wait_all({w}, timeout);
@@ -423,10 +423,10 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allreduce(std::vector<at::Tensor>& te
   int64_t divisor = integer_average(o.reduceOp, {t}, size_);
   Collective c{"all_reduce", c10d::OpType::ALLREDUCE};
   c.device = t.device();
-  lend_or_stage(c, {{t, true, true}}, true);
+  direct_or_staged(c, {{t, true, true}}, true);
   if (divisor) c.after_exchange = [divisor](std::vector<at::Tensor>& cpu) { divide(cpu[0], divisor); };
   c.call = [o, factor, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    // On the tensor itself when lent, as NCCL's PREMUL_SUM: it is the
+    // On the tensor itself when used directly, as NCCL's PREMUL_SUM: it is the
     // output anyway.
     if (factor != 1.0) cpu[0].mul_(factor);
     return allreduce_in_parts(g, flat(cpu[0]), o, timeout);
@@ -444,9 +444,9 @@ c10::intrusive_ptr<c10d::Work> FooBackend::broadcast(std::vector<at::Tensor>& te
   Collective c{"broadcast", c10d::OpType::BROADCAST};
   c.device = t.device();
   const bool root = opts.rootRank == rank_;
-  lend_or_stage(c, {{t, root, !root}}, true);
+  direct_or_staged(c, {{t, root, !root}}, true);
   // Every rank must name the same root (a different one would wait forever).
-  c.signature = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(t.scalar_type()), t.numel()};
+  c.fingerprint = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(t.scalar_type()), t.numel()};
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g.broadcast(cpu, opts); };
   c.device_tensors = {t};
   c.outputs = {t};
@@ -466,7 +466,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::reduce(std::vector<at::Tensor>& tenso
   at::Tensor s = pinned_like(t);
   Collective c{"reduce", c10d::OpType::REDUCE};
   c.device = t.device();
-  c.signature = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(t.scalar_type()), t.numel()};
+  c.fingerprint = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(t.scalar_type()), t.numel()};
   c.staged = {s};
   c.stage_in = [s, t]() mutable { s.copy_(t, true); };
   c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
@@ -506,8 +506,8 @@ c10::intrusive_ptr<c10d::Work> FooBackend::allgather(std::vector<std::vector<at:
   Collective c{"all_gather", c10d::OpType::ALLGATHER};
   c.device = in.device();
   // Every rank must agree on every output's size, not only the widest.
-  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
-  for (const at::Tensor& o : outs) c.signature.push_back(o.numel());
+  c.fingerprint = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
+  for (const at::Tensor& o : outs) c.fingerprint.push_back(o.numel());
   c.staged = {s_in, s_out};
   c.stage_in = [s_in, in]() mutable { s_in.narrow(0, 0, in.numel()).view(in.sizes()).copy_(in, true); };
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) { return g._allgather_base(cpu[1], cpu[0], opts); };
@@ -540,7 +540,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::gather(std::vector<std::vector<at::Te
   }
   Collective c{"gather", c10d::OpType::GATHER};
   c.device = in.device();
-  c.signature = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(in.scalar_type()), in.numel()};
+  c.fingerprint = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(in.scalar_type()), in.numel()};
   c.staged = {pinned_flat(in.numel(), in.scalar_type())};  // logical order, as the outputs take it
   for (size_t j = 0; j < outs.size(); ++j) c.staged.push_back(pinned_flat(in.numel(), in.scalar_type()));
   c.stage_in = [s_in = c.staged[0], in]() mutable { s_in.view(in.sizes()).copy_(in, true); };
@@ -577,7 +577,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::scatter(std::vector<at::Tensor>& outp
   }
   Collective c{"scatter", c10d::OpType::SCATTER};
   c.device = out.device();
-  c.signature = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(out.scalar_type()), out.numel()};
+  c.fingerprint = {static_cast<int64_t>(c.type), opts.rootRank, static_cast<int64_t>(out.scalar_type()), out.numel()};
   c.staged = {pinned_flat(out.numel(), out.scalar_type())};  // logical order, as the inputs give it
   for (size_t j = 0; j < ins.size(); ++j) c.staged.push_back(pinned_flat(out.numel(), out.scalar_type()));
   c.stage_in = [staged = c.staged, ins]() mutable {
@@ -611,7 +611,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_allgather_base(at::Tensor& output, a
   // In place (FSDP2's case: the input is this rank's part of the output)
   // or apart; other overlaps go through staging buffers.
   const bool own_part = in.const_data_ptr() == static_cast<const char*>(out.const_data_ptr()) + rank_ * in.nbytes();
-  lend_or_stage(c, {{in, true, false}, {out, false, true}}, own_part || !overlap(in, out));
+  direct_or_staged(c, {{in, true, false}, {out, false, true}}, own_part || !overlap(in, out));
   c.call = [opts](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
     at::Tensor flat_out = flat(cpu[1]), flat_in = flat(cpu[0]);
     return g._allgather_base(flat_out, flat_in, opts);
@@ -773,7 +773,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::_reduce_scatter_base(at::Tensor& outp
   c.device = in.device();
   // gloo leaves its input as it was, but the factor is applied to the
   // input: that needs a copy the caller's tensor does not see.
-  lend_or_stage(c, {{in, true, false}, {out, false, true}}, factor == 1.0 && !overlap(in, out));
+  direct_or_staged(c, {{in, true, false}, {out, false, true}}, factor == 1.0 && !overlap(in, out));
   c.call = [o, factor](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
     at::Tensor flat_in = flat(cpu[0]), flat_out = flat(cpu[1]);
     if (factor != 1.0) flat_in.mul_(factor);
@@ -804,9 +804,9 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall_base(at::Tensor& output, at:
   c10d::checkSplitSizes(output_splits, out, size_);
   // Ranks may send and receive different amounts: the dtype must agree,
   // and each pair of ranks on what passes between them.
-  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
+  c.fingerprint = {static_cast<int64_t>(c.type), static_cast<int64_t>(in.scalar_type())};
   c.pairs = {elements_per_peer(in, input_splits, size_), elements_per_peer(out, output_splits, size_)};
-  lend_or_stage(c, {{in, true, false}, {out, false, true}}, !overlap(in, out));
+  direct_or_staged(c, {{in, true, false}, {out, false, true}}, !overlap(in, out));
   c.call = [opts, output_splits, input_splits](c10d::Backend& g, std::vector<at::Tensor>& cpu) mutable {
     return g.alltoall_base(cpu[1], cpu[0], output_splits, input_splits, opts);
   };
@@ -838,7 +838,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::alltoall(std::vector<at::Tensor>& out
   std::vector<at::Tensor> ins = inputs, outs = outputs;
   Collective c{"all_to_all", c10d::OpType::ALLTOALL};
   c.device = inputs[0].device();
-  c.signature = {static_cast<int64_t>(c.type), static_cast<int64_t>(dtype)};
+  c.fingerprint = {static_cast<int64_t>(c.type), static_cast<int64_t>(dtype)};
   c.pairs = {in_splits, out_splits};
   c.staged = {s_in, s_out};
   c.stage_in = [s_in, ins, in_splits]() mutable {
@@ -875,12 +875,12 @@ c10::intrusive_ptr<c10d::Work> FooBackend::send(std::vector<at::Tensor>& tensors
   c.device = t.device();
   c.staged = {s};
   c.stage_in = [s, t]() mutable { s.copy_(t, true); };
-  auto announced = std::make_shared<std::optional<PeerAnnouncement>>();
-  c.announce = [announced, group = signatures_, t, dst, tag] {
-    *announced = PeerAnnouncement::of_send(*group, t, dst, tag);
+  auto header = std::make_shared<std::optional<P2PHeader>>();
+  c.start_p2p_headers = [header, group = fingerprints_, t, dst, tag] {
+    *header = P2PHeader::send(*group, t, dst, tag);
   };
-  c.call = [dst, tag, announced, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    wait_all({(*announced)->work(), g.send(cpu, dst, tag)}, timeout);
+  c.call = [dst, tag, header, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    wait_all({(*header)->work(), g.send(cpu, dst, tag)}, timeout);
     return c10::intrusive_ptr<c10d::Work>();
   };
   c.device_tensors = {t};
@@ -897,12 +897,12 @@ c10::intrusive_ptr<c10d::Work> FooBackend::recv(std::vector<at::Tensor>& tensors
   Collective c{"recv", c10d::OpType::RECV, kRecv};
   c.device = t.device();
   c.staged = {s};
-  auto announced = std::make_shared<std::optional<PeerAnnouncement>>();
-  c.announce = [announced, group = signatures_, src, tag] {
-    *announced = PeerAnnouncement::of_recv(*group, src, tag);
+  auto header = std::make_shared<std::optional<P2PHeader>>();
+  c.start_p2p_headers = [header, group = fingerprints_, src, tag] {
+    *header = P2PHeader::recv(*group, src, tag);
   };
-  c.call = [src, tag, announced, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
-    const PeerAnnouncement& a = **announced;
+  c.call = [src, tag, header, timeout = timeout_](c10d::Backend& g, std::vector<at::Tensor>& cpu) {
+    const P2PHeader& a = **header;
     a.wait(timeout);
     if (!a.matches(cpu[0])) take_and_fail(g, a, cpu[0], src, tag, timeout);
     return g.recv(cpu, src, tag);
@@ -942,7 +942,7 @@ c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
   coalesced_.clear();
   std::optional<c10::Device> collectives = std::exchange(coalesced_collectives_, std::nullopt);
   Collective c{"batch_isend_irecv", c10d::OpType::COALESCED, kSend};
-  c.check_signature = false;
+  c.check_fingerprint = false;
   c.covered_failures = std::exchange(coalesced_failures_, {});
   if (ops.empty()) {
     // Only collectives in the group: they are already queued on the
@@ -972,25 +972,25 @@ c10::intrusive_ptr<c10d::Work> FooBackend::endCoalescing() {
   c.stage_in = [sends, sent]() mutable {
     for (size_t i = 0; i < sends.size(); ++i) sent[i].copy_(sends[i], true);
   };
-  auto announced = std::make_shared<std::vector<PeerAnnouncement>>();
-  c.announce = [announced, group = signatures_, ops] {
+  auto headers = std::make_shared<std::vector<P2PHeader>>();
+  c.start_p2p_headers = [headers, group = fingerprints_, ops] {
     for (const PointToPoint& op : ops) {
-      announced->push_back(op.is_send ? PeerAnnouncement::of_send(*group, op.tensor, op.peer, op.tag)
-                                      : PeerAnnouncement::of_recv(*group, op.peer, op.tag));
+      headers->push_back(op.is_send ? P2PHeader::send(*group, op.tensor, op.peer, op.tag)
+                                      : P2PHeader::recv(*group, op.peer, op.tag));
     }
   };
-  c.call = [plan, announced, timeout = timeout_](c10d::Backend& g,
+  c.call = [plan, headers, timeout = timeout_](c10d::Backend& g,
                                                  std::vector<at::Tensor>& cpu) -> c10::intrusive_ptr<c10d::Work> {
-    // Every receive's announcement first: the peers' hosts sent them, so
+    // Every receive's header first: the peers' hosts sent them, so
     // waiting cannot deadlock, and nothing is in flight yet if one never
     // comes.
     for (size_t i = 0; i < plan.size(); ++i) {
-      if (!plan[i][0]) (*announced)[i].wait(timeout);
+      if (!plan[i][0]) (*headers)[i].wait(timeout);
     }
     std::vector<c10::intrusive_ptr<c10d::Work>> started;
     std::string mismatch;
     for (size_t i = 0; i < plan.size(); ++i) {
-      const PeerAnnouncement& a = (*announced)[i];
+      const P2PHeader& a = (*headers)[i];
       std::vector<at::Tensor> one{cpu[i]};
       if (plan[i][0]) {
         started.push_back(a.work());

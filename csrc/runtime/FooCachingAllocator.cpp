@@ -759,13 +759,13 @@ class DeviceCache {
   TraceRing trace_;
 };
 
-void raw_delete(void* ptr);
+void local_raw_delete(void* ptr);
 
 class FooDeviceAllocator final : public c10::DeviceAllocator {
  public:
   c10::DataPtr allocate(size_t size) override {
     auto device = current_device();
-    if (size == 0) return {nullptr, nullptr, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
+    if (size == 0) return {nullptr, nullptr, &local_raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
     // As CUDA's allocator: larger requests (a negative size among them)
     // would overflow the rounding below.
     constexpr size_t kOneExaByte = size_t{1} << 60;
@@ -778,10 +778,10 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
     // use on another stream (no record_stream) is reported.
     fooRaceDeclareAllocation(block->ptr, size, stream);
     // The context is the block itself: frees and record_stream need no lookup.
-    return {block->ptr, block, &raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
+    return {block->ptr, block, &local_raw_delete, c10::Device(c10::DeviceType::PrivateUse1, device)};
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return &raw_delete; }
+  c10::DeleterFnPtr raw_deleter() const override { return &local_raw_delete; }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     FOO_CHECK(fooMemcpy(dest, src, count, fooMemcpyDeviceToDevice));
@@ -796,7 +796,7 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
   }
 
   void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
-    if (!ptr.get() || ptr.get_deleter() != &raw_delete) return;  // empty, or not ours
+    if (!ptr.get() || ptr.get_deleter() != &local_raw_delete) return;  // empty, or not ours
     FooStream foo_stream(stream);
     check_device_index(foo_stream.device_index());
     auto* block = static_cast<Block*>(ptr.get_context());
@@ -855,7 +855,7 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
 
 FooDeviceAllocator g_allocator;
 
-void raw_delete(void* ctx) {
+void local_raw_delete(void* ctx) {
   if (ctx != nullptr) g_allocator.free(static_cast<Block*>(ctx));
 }
 

@@ -18,7 +18,7 @@
 #include <ATen/core/GraphImplInterface.h>
 #include <foo_sim/foo_graph.h>
 
-#include "runtime/FooGenerator.h"
+#include "aten_runtime/FooGenerator.h"
 #include "runtime/FooStream.h"
 
 namespace foo {

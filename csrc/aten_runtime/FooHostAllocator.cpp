@@ -1,4 +1,4 @@
-#include "runtime/FooHostAllocator.h"
+#include "aten_runtime/FooHostAllocator.h"
 
 #include <map>
 #include <mutex>

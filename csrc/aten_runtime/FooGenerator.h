@@ -32,12 +32,14 @@ struct GraphRngSlot {
   uint64_t increment = 0;
 };
 
-// The random stream of one kernel launch, as the kernel carries it.
-class KernelRng {
+// The random stream of one kernel launch, as the kernel carries it (CUDA's
+// PhiloxCudaState): the eager launch's generator, or for a captured launch
+// the graph's slot and the offset within one replay.
+class PhiloxFooState {
  public:
-  KernelRng() = default;
-  explicit KernelRng(at::Generator eager) : eager_(std::move(eager)) {}
-  KernelRng(std::shared_ptr<const GraphRngSlot> slot, uint64_t offset_in_graph)
+  PhiloxFooState() = default;
+  explicit PhiloxFooState(at::Generator eager) : eager_(std::move(eager)) {}
+  PhiloxFooState(std::shared_ptr<const GraphRngSlot> slot, uint64_t offset_in_graph)
       : slot_(std::move(slot)), offset_in_graph_(offset_in_graph) {}
 
   // The CPU generator the kernel draws from. Inside a kernel for a
@@ -63,10 +65,10 @@ class FooGeneratorImpl final : public c10::GeneratorImpl {
   void set_state(const c10::TensorImpl& new_state) override;
   c10::intrusive_ptr<c10::TensorImpl> get_state() const override;
 
-  // The random stream for one kernel launch; advances the offset (or,
-  // while a graph captures on the calling thread's current stream, the
-  // graph's offset). Called with mutex_ held.
-  KernelRng next_kernel_rng();
+  // The random stream for one kernel launch, as CUDA's philox_cuda_state:
+  // advances the offset (or, while a graph captures on the calling thread's
+  // current stream, the graph's offset). Called with mutex_ held.
+  PhiloxFooState philox_foo_state();
 
   // Graph capture, with mutex_ held. capture_prologue: launches on streams
   // in capture `capture_id` now draw from `slot`. capture_epilogue: ends

@@ -1,7 +1,8 @@
-// gloo aborts the whole process when the ranks' buffers differ in size, so
-// fooccl first compares what every rank is about to exchange (operation,
-// dtypes, element counts) and fails the collective cleanly, on every rank,
-// when they differ.
+// A collective's fingerprint, as c10d's CollectiveFingerPrint (the check
+// TORCH_DISTRIBUTED_DEBUG=DETAIL makes): gloo aborts the whole process when
+// the ranks' buffers differ in size, so fooccl first compares what every
+// rank is about to exchange (operation, dtypes, element counts) and fails
+// the collective cleanly, on every rank, when they differ.
 //
 // The comparison travels on a gloo group of its own. The host starts it
 // when the collective is called, in call order on every rank, so that it
@@ -21,7 +22,7 @@
 namespace foo::distributed {
 
 // An all-to-all's ranks send different amounts to each other, so they
-// cannot agree on one signature. What each rank sends to every rank, and
+// cannot agree on one fingerprint. What each rank sends to every rank, and
 // expects from every rank (element counts, indexed by rank), travels along
 // with it instead, and every rank checks every pair, so that all of them
 // fail together.
@@ -30,11 +31,11 @@ struct PairCounts {
   std::vector<int64_t> receives_from;
 };
 
-class SignatureExchange {
+class FingerPrintExchange {
  public:
   // Starts the exchange of `mine` (and of `pairs`, for an all-to-all) with
   // every rank of `group`.
-  SignatureExchange(c10d::Backend& group, std::vector<int64_t> mine, const PairCounts& pairs = {});
+  FingerPrintExchange(c10d::Backend& group, std::vector<int64_t> mine, const PairCounts& pairs = {});
   // Waits for it (at most `timeout`); throws, naming both ranks' values, if
   // a rank differs, or naming the pair whose counts differ.
   void check(std::chrono::milliseconds timeout) const;
@@ -45,7 +46,7 @@ class SignatureExchange {
   std::vector<int64_t> mine_;
   int rank_;
   int size_;
-  // Fixed size (the signature's slots, then the pair counts, zero if none):
+  // Fixed size (the fingerprint's slots, then the pair counts, zero if none):
   // ranks that call different operations still exchange as much.
   at::Tensor own_;
   at::Tensor all_;

@@ -1,8 +1,6 @@
-#include "aten/KernelTensor.h"
+#include "aten/TensorInfo.h"
 
-#include <ATen/Dispatch_v2.h>
 #include <ATen/EmptyTensor.h>
-#include <ATen/ScalarOps.h>
 #include <ATen/ops/empty_strided.h>
 
 namespace foo::aten {
@@ -37,7 +35,7 @@ at::Tensor alias(void* base, size_t nbytes, int64_t offset, c10::IntArrayRef siz
 
 }  // namespace
 
-KernelTensor::KernelTensor(const at::Tensor& t)
+TensorInfo::TensorInfo(const at::Tensor& t)
     : storage_base_(t.numel() == 0 ? nullptr : const_cast<void*>(t.storage().data())),
       storage_nbytes_(t.numel() == 0 ? 0 : t.storage().nbytes()),
       storage_offset_(t.storage_offset()),
@@ -57,50 +55,9 @@ KernelTensor::KernelTensor(const at::Tensor& t)
               " (was the storage resized or freed under it?)");
 }
 
-at::Tensor KernelTensor::cpu() const {
+at::Tensor TensorInfo::cpu() const {
   return alias(storage_base_, storage_nbytes_, storage_offset_, sizes_, strides_, dtype_, conj_, neg_);
 }
-
-at::Tensor capture_host_tensor(const at::Tensor& t) {
-  // A wrapped number was made from a Python scalar for this one call:
-  // nobody else holds it, so it cannot change.
-  if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) return t;
-  return t.clone();
-}
-
-std::optional<ScalarArgument> ScalarArgument::of(const at::Tensor& t) {
-  if (!t.defined() || t.dim() != 0 || !t.is_cpu() || t.layout() != c10::kStrided || t.is_conj() || t.is_neg()) {
-    return std::nullopt;
-  }
-  switch (t.scalar_type()) {
-    // Every dtype here converts to c10::Scalar's double, int64 or complex
-    // double and back exactly; the others are copied as tensors.
-    case c10::kBool: case c10::kByte: case c10::kChar: case c10::kShort: case c10::kInt: case c10::kLong:
-    case c10::kHalf: case c10::kBFloat16: case c10::kFloat: case c10::kDouble:
-    case c10::kComplexHalf: case c10::kComplexFloat: case c10::kComplexDouble:
-      break;
-    default:
-      return std::nullopt;
-  }
-  std::optional<ScalarArgument> kept;
-  bool wrapped = t.unsafeGetTensorImpl()->is_wrapped_number();
-  AT_DISPATCH_V2(t.scalar_type(), "ScalarArgument", AT_WRAP([&] {
-    kept = ScalarArgument(c10::Scalar(*t.const_data_ptr<scalar_t>()), t.scalar_type(), wrapped);
-  }), AT_EXPAND(AT_ALL_TYPES_AND_COMPLEX), c10::kBool, c10::kHalf, c10::kBFloat16, c10::kComplexHalf);
-  return kept;
-}
-
-at::Tensor ScalarArgument::tensor() const {
-  at::Tensor t = at::detail::scalar_tensor_static(value_, dtype_, c10::Device(c10::kCPU));
-  if (wrapped_) t.unsafeGetTensorImpl()->set_wrapped_number(true);
-  return t;
-}
-
-CarriedTensor::CarriedTensor(const at::Tensor& t)
-    : foo_(t.defined() && t.device().type() == c10::DeviceType::PrivateUse1 ? std::optional<KernelTensor>(t)
-                                                                           : std::nullopt),
-      scalar_(foo_ ? std::nullopt : ScalarArgument::of(t)),
-      host_(foo_ || scalar_ ? at::Tensor() : capture_host_tensor(t)) {}
 
 AliasScope::AliasScope() : previous_(t_scope) { t_scope = this; }
 
@@ -114,6 +71,6 @@ c10::Storage AliasScope::storage_for(void* base, size_t nbytes) {
   return storages_.back();
 }
 
-at::Tensor cpu_alias(const at::Tensor& t) { return KernelTensor(t).cpu(); }
+at::Tensor cpu_alias(const at::Tensor& t) { return TensorInfo(t).cpu(); }
 
 }  // namespace foo::aten

@@ -1,4 +1,4 @@
-#include "distributed/Signature.h"
+#include "distributed/CollectiveFingerPrint.h"
 
 #include <ATen/Functions.h>
 #include <c10/util/Exception.h>
@@ -8,8 +8,8 @@
 namespace foo::distributed {
 namespace {
 
-// Slots per rank: the signature's length, its first entries, and a hash of
-// all of them (a coalesced operation's signature can be long).
+// Slots per rank: the fingerprint's length, its first entries, and a hash of
+// all of them (a coalesced operation's fingerprint can be long).
 constexpr int64_t kSlots = 16;
 constexpr int64_t kShown = kSlots - 2;
 
@@ -31,7 +31,7 @@ std::vector<int64_t> shown(const int64_t* slots) {
 
 }  // namespace
 
-SignatureExchange::SignatureExchange(c10d::Backend& group, std::vector<int64_t> mine, const PairCounts& pairs)
+FingerPrintExchange::FingerPrintExchange(c10d::Backend& group, std::vector<int64_t> mine, const PairCounts& pairs)
     : mine_(std::move(mine)), rank_(group.getRank()), size_(group.getSize()) {
   const int64_t per_rank = kSlots + 2 * size_;
   own_ = at::zeros({per_rank}, at::kLong);
@@ -47,7 +47,7 @@ SignatureExchange::SignatureExchange(c10d::Backend& group, std::vector<int64_t> 
   work_ = group._allgather_base(all_, own_, c10d::AllgatherOptions());
 }
 
-void SignatureExchange::check(std::chrono::milliseconds timeout) const {
+void FingerPrintExchange::check(std::chrono::milliseconds timeout) const {
   wait_all({work_}, timeout);
   const int64_t* own = own_.const_data_ptr<int64_t>();
   const int64_t* all = all_.const_data_ptr<int64_t>();
@@ -62,7 +62,7 @@ void SignatureExchange::check(std::chrono::milliseconds timeout) const {
   check_pairs();
 }
 
-void SignatureExchange::check_pairs() const {
+void FingerPrintExchange::check_pairs() const {
   const int64_t* all = all_.const_data_ptr<int64_t>();
   const int64_t per_rank = own_.numel();
   for (int64_t from = 0; from < size_; ++from) {

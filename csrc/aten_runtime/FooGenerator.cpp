@@ -1,4 +1,4 @@
-#include "runtime/FooGenerator.h"
+#include "aten_runtime/FooGenerator.h"
 
 #include <cstring>
 #include <memory>
@@ -10,10 +10,10 @@
 #include <ATen/ops/empty.h>
 #include <c10/core/ScalarType.h>
 
+#include "aten_runtime/Philox.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGraphsUtils.h"
 #include "runtime/FooLaunch.h"
-#include "runtime/Philox.h"
 
 namespace foo {
 namespace {
@@ -89,14 +89,14 @@ c10::intrusive_ptr<c10::TensorImpl> FooGeneratorImpl::get_state() const {
   return state.getIntrusivePtr();
 }
 
-at::Generator KernelRng::generator() const {
+at::Generator PhiloxFooState::generator() const {
   if (!slot_) return eager_;
   // Written by the replay's prologue, in stream order before this kernel.
   const auto* state = static_cast<const uint64_t*>(slot_->seed_and_offset.const_data_ptr());
   return at::make_generator<at::CPUGeneratorImpl>(philox_bits(state[0], state[1] + offset_in_graph_));
 }
 
-KernelRng FooGeneratorImpl::next_kernel_rng() {
+PhiloxFooState FooGeneratorImpl::philox_foo_state() {
   if (captures_underway() != 0) {
     unsigned long long id = capture_id(getCurrentFooStream(device().index()));
     if (id != 0) {
@@ -104,12 +104,12 @@ KernelRng FooGeneratorImpl::next_kernel_rng() {
       TORCH_CHECK(it != captures_.end(),
                   "A random operator on a capturing foo stream used a generator that the graph does not know: "
                   "graphs draw from the default generator of their device only");
-      return KernelRng(it->second.slot, it->second.offset++);
+      return PhiloxFooState(it->second.slot, it->second.offset++);
     }
   }
   uint64_t stream_seed = philox_bits(seed_, offset_);
   ++offset_;
-  return KernelRng(at::make_generator<at::CPUGeneratorImpl>(stream_seed));
+  return PhiloxFooState(at::make_generator<at::CPUGeneratorImpl>(stream_seed));
 }
 
 void FooGeneratorImpl::capture_prologue(std::shared_ptr<GraphRngSlot> slot, unsigned long long capture_id) {

@@ -1,14 +1,14 @@
-#include "FooHooks.h"
+#include "aten_runtime/FooHooks.h"
 
 #include <c10/core/DeviceType.h>
 #include <c10/util/Exception.h>
 
-#include "FooException.h"
-#include "FooFunctions.h"
-#include "FooGenerator.h"
-#include "FooHostAllocator.h"
-#include "FooStorage.h"
-#include "FooInit.h"
+#include "aten_runtime/FooGenerator.h"
+#include "aten_runtime/FooHostAllocator.h"
+#include "runtime/FooException.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooInit.h"
+#include "runtime/FooStorage.h"
 
 namespace foo {
 

@@ -1,4 +1,5 @@
-// Large copies on ATen's intra-op threads.
+// Large copies on ATen's intra-op threads: registered with foo_sim when the
+// runtime starts (FooInit.h's ATen init step).
 #pragma once
 
 namespace foo {

@@ -1,11 +1,12 @@
-#include "FooCopyRunner.h"
+#include "aten_runtime/FooCopyRunner.h"
 
 #include <cstdint>
 
 #include <ATen/Parallel.h>
 #include <foo_sim/foo_runtime.h>
 
-#include "FooException.h"
+#include "runtime/FooException.h"
+#include "runtime/FooInit.h"
 
 namespace foo {
 namespace {
@@ -27,5 +28,14 @@ int issuing_thread_width(void* /*user_data*/) { return at::get_num_threads(); }
 void use_aten_threads_for_copies() {
   FOO_CHECK(fooSetCopyRunner(&run_on_intra_op_threads, &issuing_thread_width, nullptr));
 }
+
+namespace {
+
+const bool g_registered = [] {
+  set_aten_init_step(&use_aten_threads_for_copies);
+  return true;
+}();
+
+}  // namespace
 
 }  // namespace foo

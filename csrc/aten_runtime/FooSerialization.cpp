@@ -1,4 +1,4 @@
-#include "runtime/FooSerialization.h"
+#include "aten_runtime/FooSerialization.h"
 
 #include <c10/core/TensorImpl.h>
 #include <torch/csrc/jit/serialization/pickler_helper.h>

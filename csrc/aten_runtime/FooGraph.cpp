@@ -1,4 +1,4 @@
-#include "runtime/FooGraph.h"
+#include "aten_runtime/FooGraph.h"
 
 #include <atomic>
 #include <memory>
@@ -8,11 +8,11 @@
 #include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
+#include "aten_runtime/FooHostAllocator.h"
 #include "runtime/FooCachingAllocator.h"
 #include "runtime/FooException.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGraphsUtils.h"
-#include "runtime/FooHostAllocator.h"
 
 namespace foo {
 namespace {
