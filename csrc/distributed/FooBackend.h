@@ -19,6 +19,10 @@
 // for receives, so that two ranks that both send first, then receive, do
 // not wait on each other (given two free executors; batch_isend_irecv
 // needs one: see coalescing below).
+//
+// The class is defined across files by what each part holds: FooBackend.cpp
+// (construction, streams, the launch every operation goes through),
+// FooCollectives.cpp, FooPointToPoint.cpp and FooCoalescing.cpp.
 #pragma once
 
 #include <array>
