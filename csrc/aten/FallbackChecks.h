@@ -20,7 +20,8 @@ c10::Device common_device(const c10::OperatorHandle& op, const std::string& name
 // require (a CPU 0-dim tensor is a scalar only as an input). Written CPU
 // tensors would otherwise be copied at the call, like every CPU input, and
 // the result lost with the copy.
-void check_written_arguments_on_device(const c10::FunctionSchema& schema, const torch::jit::Stack& args, c10::Device device);
+void check_written_arguments_on_device(const c10::FunctionSchema& schema, const torch::jit::Stack& args,
+                                       c10::Device device);
 
 // CPU kernels refuse to write a tensor that partly overlaps one they read,
 // but as they run, which for foo is later, on the stream. Checked here on

@@ -36,7 +36,8 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
   using Optional = KernelArgument<const std::optional<at::Tensor>&>;
   launch_into(device, name, {output, total_weight},
              [s = TensorInfo(self), t = TensorInfo(target), w = Optional::pack(weight), reduction, ignore_index] {
-               auto [loss, total] = at::nll_loss_forward(s.cpu(), t.cpu(), Optional::unpack(w), reduction, ignore_index);
+               auto [loss, total] =
+                   at::nll_loss_forward(s.cpu(), t.cpu(), Optional::unpack(w), reduction, ignore_index);
                return std::vector<at::Tensor>{loss, total};
              });
   return {output, total_weight};
@@ -59,7 +60,8 @@ std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self, co
   at::Tensor total_weight = at::empty({}, self.options());
   launch_into(self.device(), name, {output, total_weight},
              [s = TensorInfo(self), t = TensorInfo(target), w = Optional::pack(weight), reduction, ignore_index] {
-               auto [out, total] = at::nll_loss2d_forward(s.cpu(), t.cpu(), Optional::unpack(w), reduction, ignore_index);
+               auto [out, total] =
+                   at::nll_loss2d_forward(s.cpu(), t.cpu(), Optional::unpack(w), reduction, ignore_index);
                return std::vector<at::Tensor>{out, total};
              });
   return {output, total_weight};

@@ -199,7 +199,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
               si = Optional::pack(save_invstd), train, eps, mask, stats] {
                auto [gi, gw, gb] = at::native_batch_norm_backward(
                    go.cpu(), in.cpu(), Optional::unpack(w), Optional::unpack(rm), Optional::unpack(rv),
-                   as_cpu_stats(Optional::unpack(sm), stats), as_cpu_stats(Optional::unpack(si), stats), train, eps, mask);
+                   as_cpu_stats(Optional::unpack(sm), stats), as_cpu_stats(Optional::unpack(si), stats), train, eps,
+                   mask);
                return std::vector<at::Tensor>{gi, gw, gb};
              });
   return {grad_input, grad_weight, grad_bias};

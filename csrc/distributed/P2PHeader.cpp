@@ -35,7 +35,7 @@ bool P2PHeader::matches(const at::Tensor& receiving) const {
 at::Tensor P2PHeader::buffer_for_sent() const {
   const int64_t* m = message_.const_data_ptr<int64_t>();
   TORCH_CHECK(m[0] >= 0 && m[0] < static_cast<int64_t>(at::ScalarType::NumOptions) && m[1] >= 0,
-              "fooccl: rank ", peer_, " sent the header of a send of ", m[1], " elements of dtype number ", m[0]);
+              "fooccl: rank ", peer_, " announced a send of ", m[1], " elements of dtype number ", m[0]);
   return at::empty({m[1]}, static_cast<at::ScalarType>(m[0]));
 }
 

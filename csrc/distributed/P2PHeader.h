@@ -2,9 +2,10 @@
 // whole process when a receive's size differs from the send's. So a send
 // first sends its peer a header saying what it sends (dtype and element
 // count), on the backend's fingerprints group, when send is called; the
-// receiving kernel compares that with its own tensor before it receives. On a mismatch it still takes the data, into a buffer of the
-// size sent, so that the pair's next messages stay matched, and then
-// fails the receive with both sides' figures. (NCCL leaves such a
+// receiving kernel compares that with its own tensor before it receives.
+// On a mismatch it still takes the data, into a buffer of the size sent,
+// so that the pair's next messages stay matched, and then fails the
+// receive with both sides' figures. (NCCL leaves such a
 // mismatch undefined; on foo it is an error.)
 //
 // Headers and data travel in the same order between the same two ranks

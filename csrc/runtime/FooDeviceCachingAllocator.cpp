@@ -84,8 +84,9 @@ void DeviceCachingAllocator::record_stream(Block* block, const FooStream& stream
 
 void DeviceCachingAllocator::empty_cache() {
   std::unique_lock<std::mutex> lock(mutex_);
-  TORCH_CHECK(!pools_.capture_under_way(), "torch.foo.empty_cache() is not allowed while a graph is being captured on foo "
-              "device ", static_cast<int>(device_));
+  TORCH_CHECK(!pools_.capture_under_way(),
+              "torch.foo.empty_cache() is not allowed while a graph is being captured on foo device ",
+              static_cast<int>(device_));
   // Inside use_mem_pool (on any thread) the device's own cache is kept, as
   // CUDA's allocator keeps it (events are not processed meanwhile); unused
   // private pools are still emptied.
@@ -96,7 +97,8 @@ void DeviceCachingAllocator::empty_cache() {
   release_cached_blocks(lock);
 }
 
-void DeviceCachingAllocator::begin_allocate_to_pool(c10::MempoolId_t id, std::function<bool(fooStream_t)> filter, bool capture) {
+void DeviceCachingAllocator::begin_allocate_to_pool(c10::MempoolId_t id, std::function<bool(fooStream_t)> filter,
+                                                    bool capture) {
   std::lock_guard<std::mutex> lock(mutex_);
   pools_.begin_routing(id, std::move(filter), capture);
 }
@@ -222,7 +224,8 @@ Block* DeviceCachingAllocator::new_segment(std::unique_lock<std::mutex>& lock, B
   size_t bytes = segment_size(size);
   void* ptr = nullptr;
   auto device_malloc = [&] {
-    if (stats_.reserved_bytes() + bytes > allowed_bytes_) return fooErrorMemoryAllocation;  // as if the device were full
+    // As if the device were full.
+    if (stats_.reserved_bytes() + bytes > allowed_bytes_) return fooErrorMemoryAllocation;
     return on_device(device_, [&] { return fooMalloc(&ptr, bytes); });
   };
   fooError_t e;
