@@ -23,9 +23,10 @@ bool accepts_cpu_tensors(const c10::OperatorHandle& op) {
          name == "aten::_index_put_impl_" || name == "aten::bernoulli_";
 }
 
-// Except the value of fill_, masked_fill_ and index_fill_ with a tensor
-// value: their CPU kernels (and CUDA's) take it as a number before they
-// write, so it may be an element of the tensor they fill (t.fill_(t[1])).
+// The value of fill_, masked_fill_ and index_fill_ with a tensor value may
+// overlap what they write: their CPU kernels (and CUDA's) take it as a
+// number before they write, so it may be an element of the tensor they fill
+// (t.fill_(t[1])).
 bool reads_its_value_first(const std::string& name) {
   return name == "aten::fill_.Tensor" || name == "aten::masked_fill_.Tensor" ||
          name == "aten::index_fill_.int_Tensor" || name == "aten::index_fill_.Dimname_Tensor";
