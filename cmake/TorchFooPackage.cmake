@@ -1,9 +1,11 @@
 # What C++ programs use from an installed torch_foo: libtorch_foo, the
-# headers of the layers below Python that make up its API (the runtime:
-# streams, events, guard, allocators, generators, as c10/cuda's headers are
-# torch's) with foo_sim's C API, which those headers include, and the
-# TorchFoo CMake package. All of it under torch_foo/, so that the wheel and
-# `cmake --install` lay it out alike: <prefix>/torch_foo/{lib,include,share}.
+# headers of the layers below Python that make up its API (the c10-level
+# runtime: device, guard, streams, events, caching allocator, as c10/cuda's
+# headers are torch's; the ATen-level one: generator, graphs, hooks, pinned
+# host allocator, as ATen/cuda's) with foo_sim's C API, which those headers
+# include, and the TorchFoo CMake package. All of it under torch_foo/, so
+# that the wheel and `cmake --install` lay it out alike:
+# <prefix>/torch_foo/{lib,include,share}.
 include(CMakePackageConfigHelpers)
 
 # The package's version is the Python project's.
@@ -18,7 +20,7 @@ execute_process(
           ${Python_EXECUTABLE} -c "import torch; print(int(torch.compiled_with_cxx11_abi()))"
   OUTPUT_VARIABLE TORCH_FOO_CXX11_ABI OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
 
-set(TORCH_FOO_PUBLIC_LAYERS runtime)
+set(TORCH_FOO_PUBLIC_LAYERS runtime aten_runtime)
 set(TORCH_FOO_INSTALL_INCLUDEDIR torch_foo/include)
 set(TORCH_FOO_INSTALL_LIBDIR torch_foo/lib)
 set(TORCH_FOO_INSTALL_CMAKEDIR torch_foo/share/cmake/TorchFoo)
