@@ -11,30 +11,30 @@ thread_local const char* t_host_op = nullptr;
 
 }  // namespace
 
-CarriedIterator::CarriedIterator(const at::TensorIteratorBase& iter) : iter_(iter) {
+PackedIterator::PackedIterator(const at::TensorIteratorBase& iter) : iter_(iter) {
   for (int i = 0; i < iter_.ntensors(); ++i) {
     at::OperandInfo& op = iter_.operand(i);
-    Operand carried;
+    Operand packed;
     if (op.original_tensor_base().defined()) {
-      carried.original = CarriedTensor(op.original_tensor());
+      packed.original = PackedTensor(op.original_tensor());
       op.restore_original_tensor();
     }
-    if (op.tensor_base().defined()) carried.tensor = CarriedTensor(op.tensor());
+    if (op.tensor_base().defined()) packed.tensor = PackedTensor(op.tensor());
     op.tensor(c10::MaybeOwned<at::TensorBase>::owned(std::in_place));
-    operands_.push_back(std::move(carried));
+    operands_.push_back(std::move(packed));
   }
 }
 
-CarriedIterator::Live::Live(const CarriedIterator& carried) : iter_(carried.iter_) {
+PackedIterator::Live::Live(const PackedIterator& packed) : iter_(packed.iter_) {
   for (int i = 0; i < iter_.ntensors(); ++i) {
-    const Operand& o = carried.operands_[i];
+    const Operand& o = packed.operands_[i];
     at::OperandInfo& op = iter_.operand(i);
     if (!o.tensor) continue;
-    at::Tensor t = o.tensor->get();
+    at::Tensor t = o.tensor->unpack();
     // A CPU scalar travels by value: the iterator reads the kernel's copy.
     if (op.device && op.device->is_cpu()) op.data = t.data_ptr();
     if (o.original) {
-      op.tensor(c10::MaybeOwned<at::TensorBase>::owned(o.original->get()));
+      op.tensor(c10::MaybeOwned<at::TensorBase>::owned(o.original->unpack()));
       op.exchange_tensor(c10::MaybeOwned<at::TensorBase>::owned(std::move(t)));
     } else {
       op.tensor(c10::MaybeOwned<at::TensorBase>::owned(std::move(t)));
@@ -42,12 +42,12 @@ CarriedIterator::Live::Live(const CarriedIterator& carried) : iter_(carried.iter
   }
 }
 
-KernelRng next_kernel_rng(const std::optional<at::Generator>& given) {
+PhiloxFooState philox_state_of(const std::optional<at::Generator>& given) {
   at::Generator gen = given.has_value() && given->defined() ? *given : default_generator(current_device());
   TORCH_CHECK(gen.device().type() == c10::DeviceType::PrivateUse1, "Expected a foo generator, but got a generator of ",
               gen.device());
   std::lock_guard<std::mutex> lock(gen.mutex());
-  return gen.get<FooGeneratorImpl>()->next_kernel_rng();
+  return gen.get<FooGeneratorImpl>()->philox_foo_state();
 }
 
 const char* current_host_op() { return t_host_op; }

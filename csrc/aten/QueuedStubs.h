@@ -5,7 +5,7 @@
 // sizes its outputs, then calls a DispatchStub with the device type of its
 // tensors. Registered for PrivateUse1, that host code runs on foo at the
 // call, as on CUDA, and reaches the stub with foo tensors; the entries here
-// carry the stub's arguments into a kernel (Carry.h's rules: foo tensors by
+// carry the stub's arguments into a kernel (KernelArguments.h: foo tensors by
 // address, CPU tensors and values by copy, an iterator with its operands)
 // that runs the stub's CPU kernel on the stream, over CPU aliases.
 #pragma once
@@ -24,9 +24,9 @@
 #include <c10/core/Scalar.h>
 #include <c10/util/SmallVector.h>
 
-#include "aten/KernelTensor.h"
+#include "aten/KernelArguments.h"
 #include "aten/Launch.h"
-#include "runtime/FooGenerator.h"
+#include "aten_runtime/FooGenerator.h"
 
 namespace foo::aten {
 
@@ -41,14 +41,14 @@ namespace foo::aten {
 // recorded in the built iterator (take's index stays Long where add's int
 // operand becomes float). Operators whose operands may differ in dtype stay
 // off this path (gen_structured_ops.py HOST_EXCLUDED_PREFIXES).
-class CarriedIterator {
+class PackedIterator {
  public:
-  explicit CarriedIterator(const at::TensorIteratorBase& iter);
+  explicit PackedIterator(const at::TensorIteratorBase& iter);
 
   // In the kernel: the iterator over CPU aliases, ready for the CPU kernel.
   class Live {
    public:
-    explicit Live(const CarriedIterator& carried);
+    explicit Live(const PackedIterator& packed);
     at::TensorIterator& get() { return iter_; }
     void finish() {}
 
@@ -58,8 +58,8 @@ class CarriedIterator {
 
  private:
   struct Operand {
-    std::optional<CarriedTensor> tensor;
-    std::optional<CarriedTensor> original;  // an output redirected by host code to a temporary
+    std::optional<PackedTensor> tensor;
+    std::optional<PackedTensor> original;  // an output redirected by host code to a temporary
   };
   at::TensorIterator iter_;  // operands' tensors dropped: the host's are gone when the kernel runs
   c10::SmallVector<Operand, 4> operands_;
@@ -67,7 +67,7 @@ class CarriedIterator {
 
 // The random stream a kernel draws from: the next one of `gen` (the current
 // device's default generator when none is given), a foo generator.
-KernelRng next_kernel_rng(const std::optional<at::Generator>& gen);
+PhiloxFooState philox_state_of(const std::optional<at::Generator>& gen);
 
 // The operator whose host code is running on this thread, for the kernels
 // its stubs queue (nullptr outside one).
@@ -83,11 +83,11 @@ class HostOpScope {
   const char* previous_;
 };
 
-// How a stub's argument of type T travels into the kernel; `carried` is
+// How a stub's argument of type T travels into the kernel; `packable` is
 // false for a type no rule covers (the stub then keeps no foo entry).
 template <class T>
 struct StubArg {
-  static constexpr bool carried = false;
+  static constexpr bool packable = false;
 };
 
 template <class T>
@@ -101,10 +101,10 @@ concept PlainValue = (std::is_arithmetic_v<std::decay_t<T>> || std::is_enum_v<st
 
 template <PlainValue T>
 struct StubArg<T> {
-  static constexpr bool carried = true;
-  using Stored = std::decay_t<T>;
-  static Stored keep(const Stored& v) { return v; }
-  static Stored give(const Stored& v) { return v; }
+  static constexpr bool packable = true;
+  using Packed = std::decay_t<T>;
+  static Packed pack(const Packed& v) { return v; }
+  static Packed unpack(const Packed& v) { return v; }
 };
 
 template <class T>
@@ -114,10 +114,10 @@ concept TensorRef = std::is_same_v<T, const at::Tensor&> || std::is_same_v<T, co
 
 template <TensorRef T>
 struct StubArg<T> {
-  static constexpr bool carried = true;
-  using Stored = CarriedTensor;
-  static Stored keep(const at::TensorBase& t) { return t.defined() ? CarriedTensor(at::Tensor(t)) : CarriedTensor(); }
-  static at::Tensor give(const Stored& s) { return s.get(); }
+  static constexpr bool packable = true;
+  using Packed = PackedTensor;
+  static Packed pack(const at::TensorBase& t) { return t.defined() ? PackedTensor(at::Tensor(t)) : PackedTensor(); }
+  static at::Tensor unpack(const Packed& s) { return s.unpack(); }
 };
 
 template <class T>
@@ -126,18 +126,18 @@ concept IteratorRef = std::is_same_v<T, at::TensorIteratorBase&> || std::is_same
 
 template <IteratorRef T>
 struct StubArg<T> {
-  static constexpr bool carried = true;
-  using Stored = CarriedIterator;
-  static Stored keep(const at::TensorIteratorBase& iter) { return CarriedIterator(iter); }
-  static CarriedIterator::Live give(const Stored& s) { return CarriedIterator::Live(s); }
+  static constexpr bool packable = true;
+  using Packed = PackedIterator;
+  static Packed pack(const at::TensorIteratorBase& iter) { return PackedIterator(iter); }
+  static PackedIterator::Live unpack(const Packed& s) { return PackedIterator::Live(s); }
 };
 
 template <>
 struct StubArg<at::IntArrayRef> {
-  static constexpr bool carried = true;
-  using Stored = std::vector<int64_t>;
-  static Stored keep(at::IntArrayRef v) { return v.vec(); }
-  static const Stored& give(const Stored& v) { return v; }
+  static constexpr bool packable = true;
+  using Packed = std::vector<int64_t>;
+  static Packed pack(at::IntArrayRef v) { return v.vec(); }
+  static const Packed& unpack(const Packed& v) { return v; }
 };
 
 template <class T>
@@ -145,10 +145,10 @@ concept StringView = std::is_same_v<std::decay_t<T>, c10::string_view> || std::i
 
 template <StringView T>
 struct StubArg<T> {
-  static constexpr bool carried = true;
-  using Stored = std::string;
-  static Stored keep(std::string_view v) { return std::string(v); }
-  static const Stored& give(const Stored& v) { return v; }
+  static constexpr bool packable = true;
+  using Packed = std::string;
+  static Packed pack(std::string_view v) { return std::string(v); }
+  static const Packed& unpack(const Packed& v) { return v; }
 };
 
 template <class T>
@@ -157,10 +157,10 @@ concept GeneratorArg = std::is_same_v<std::decay_t<T>, std::optional<at::Generat
 
 template <GeneratorArg T>
 struct StubArg<T> {
-  static constexpr bool carried = true;
-  using Stored = KernelRng;
-  static Stored keep(const std::optional<at::Generator>& gen) { return next_kernel_rng(gen); }
-  static at::Generator give(const Stored& rng) { return rng.generator(); }
+  static constexpr bool packable = true;
+  using Packed = PhiloxFooState;
+  static Packed pack(const std::optional<at::Generator>& gen) { return philox_state_of(gen); }
+  static at::Generator unpack(const Packed& rng) { return rng.generator(); }
 };
 
 namespace detail {
@@ -168,7 +168,7 @@ namespace detail {
 // What the kernel passes for a given argument: the iterator inside a Live.
 template <class G>
 decltype(auto) passed(G& given) {
-  if constexpr (std::is_same_v<G, CarriedIterator::Live>) {
+  if constexpr (std::is_same_v<G, PackedIterator::Live>) {
     return (given.get());
   } else {
     return (given);
@@ -177,7 +177,7 @@ decltype(auto) passed(G& given) {
 
 template <class G>
 void finish(G& given) {
-  if constexpr (std::is_same_v<G, CarriedIterator::Live>) given.finish();
+  if constexpr (std::is_same_v<G, PackedIterator::Live>) given.finish();
 }
 
 // The foo device of a stub call: its first foo tensor's (or iterator
@@ -210,20 +210,20 @@ struct QueuedStub;
 
 template <auto& Stub, class... Args>
 struct QueuedStub<Stub, void (*)(Args...)> {
-  static constexpr bool carried = (StubArg<Args>::carried && ...);
+  static constexpr bool packable = (StubArg<Args>::packable && ...);
 
   static void run(Args... args) {
     c10::DeviceIndex device = detail::device_of_call({detail::iterator_pointer(args)...}, {detail::tensor_pointer(args)...});
     const char* name = current_host_op();
     launch_op(device, name ? name : "foo::queued_stub",
-              [kept = std::make_tuple(StubArg<Args>::keep(args)...)] {
+              [packed = std::make_tuple(StubArg<Args>::pack(args)...)] {
                 std::apply(
                     [](const auto&... stored) {
-                      auto given = std::make_tuple(StubArg<Args>::give(stored)...);
+                      auto given = std::make_tuple(StubArg<Args>::unpack(stored)...);
                       std::apply([](auto&... g) { Stub(c10::DeviceType::CPU, detail::passed(g)...); }, given);
                       std::apply([](auto&... g) { (detail::finish(g), ...); }, given);
                     },
-                    kept);
+                    packed);
               });
   }
 };
@@ -237,8 +237,8 @@ int queued_stub_count();
 template <auto& Stub>
 bool register_queued_stub() {
   using FnPtr = typename std::remove_reference_t<decltype(Stub)>::FnPtr;
-  if constexpr (requires { QueuedStub<Stub, FnPtr>::carried; }) {
-    if constexpr (QueuedStub<Stub, FnPtr>::carried) {
+  if constexpr (requires { QueuedStub<Stub, FnPtr>::packable; }) {
+    if constexpr (QueuedStub<Stub, FnPtr>::packable) {
       Stub.set_privateuse1_dispatch_ptr(&QueuedStub<Stub, FnPtr>::run);
       return true;
     }
