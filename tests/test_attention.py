@@ -3,6 +3,7 @@ OVERRIDEABLE backend over CPU's flash attention) where CPU's flash kernel
 serves, math elsewhere; results and gradients against CPU."""
 
 import re
+import warnings
 
 import pytest
 import torch
@@ -151,7 +152,8 @@ def test_fused_exactly_where_cpu_takes_flash(foo, case):
     (q, k, v), kwargs = _choice_cases()[case]
     cpu = torch._fused_sdp_choice(q, k, v, **kwargs)
     on = torch._fused_sdp_choice(q.foo(), k.foo(), v.foo(), **on_foo(kwargs))
-    assert on == (FUSED if cpu == FLASH else MATH)
+    # and with dropout, which foo's fused kernel does (as CUDA's) and CPU's does not
+    assert on == (FUSED if cpu == FLASH or case == "dropout" else MATH)
 
 
 def test_float64_takes_math_as_on_cuda(foo):
@@ -177,12 +179,13 @@ def test_sdpa_kernel_restricts_the_choice(foo, backends, choice):
 
 def test_no_allowed_kernel_fails_as_on_cpu(foo):
     q, k, v = qkv()
+    mask_3d = torch.zeros(1, L, S)  # which CPU's flash kernel does not take
     for backends in ([SDPBackend.EFFICIENT_ATTENTION], [SDPBackend.FLASH_ATTENTION]):
         with sdpa_kernel(backends):
             with pytest.raises(RuntimeError) as cpu_error:
-                F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+                F.scaled_dot_product_attention(q, k, v, attn_mask=mask_3d)
             with pytest.raises(RuntimeError, match=re.escape(str(cpu_error.value))):
-                F.scaled_dot_product_attention(q.foo(), k.foo(), v.foo(), dropout_p=0.5)
+                F.scaled_dot_product_attention(q.foo(), k.foo(), v.foo(), attn_mask=mask_3d.foo())
 
 
 def test_queued_on_the_stream_not_a_host_wait(foo):
@@ -243,7 +246,7 @@ def _bad_calls():
     return {
         "dtypes_differ": (lambda: _overrideable(q, k_half, v), "same dtype"),
         "five_d": (lambda: _overrideable(q[None], k[None], v[None]), "Accept only 4 dims"),
-        "dropout": (lambda: _overrideable(q, k, v, dropout_p=0.1), "do not support dropout"),
+        "dropout_above_1": (lambda: _overrideable(q, k, v, dropout_p=1.5), "between 0 and 1"),
         "head_sizes_differ": (lambda: _overrideable(q, k, v[..., :8]), "same head size"),
         "mask_3d": (lambda: _overrideable(q, k, v, mask_3d), r"dim in \{2, 4\}"),
         "mask_int": (lambda: _overrideable(q, k, v, mask[torch.int32]), "same data type as query"),
@@ -345,6 +348,48 @@ def test_dropout_gradients_see_the_same_mask(foo):
     out = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
     out.sum().backward()
     torch.testing.assert_close(v.grad[0, 0].cpu(), out[0, 0, 0, :, None].detach().cpu().expand(64, 64))
+
+
+def _float_mask(kwargs, dtype):
+    """The composite's conversion of a bool mask: -inf where not kept."""
+    mask = kwargs.get("attn_mask")
+    if mask is not None and mask.dtype == torch.bool:
+        mask = torch.zeros(mask.shape, dtype=dtype).masked_fill(~mask, float("-inf"))
+    return mask
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("form", ["none", "causal", "bool_padding_b11s", "float_4d", "float_broadcast_1s", "gqa"])
+def test_dropout_equals_math_with_the_same_dropout_mask(foo, form, dtype):
+    # The fused kernel's dropout mask (return_debug_mask) given to CPU's math
+    # kernel, as PyTorch's own tests check fused kernels: forward and gradients.
+    gqa = form == "gqa"
+    q, k, v = qkv(dtype, heads_kv=2 if gqa else H)
+    kwargs = {} if gqa else masks(dtype)[form]
+    mask, causal, p = _float_mask(kwargs, dtype), kwargs.get("is_causal", False), 0.3
+    qf, kf, vf = (t.foo().requires_grad_() for t in (q, k, v))
+    out, _lse, *_, kept = torch.ops.aten._scaled_dot_product_fused_attention_overrideable(
+        qf, kf, vf, None if mask is None else mask.foo(), p, causal, return_debug_mask=True)
+    grad = torch.linspace(-1, 1, out.numel()).view(out.shape).to(dtype)
+    out.backward(grad.foo())
+    assert kept.dtype == torch.bool and kept.shape == (B, H, L, S)
+    assert abs((~kept).float().mean().item() - p) < 0.05 or causal
+    qc, kc, vc = (t.clone().requires_grad_() for t in (q, k, v))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Dropout mask should only be used for testing")
+        expected, _ = torch.ops.aten._scaled_dot_product_attention_math(
+            qc, kc, vc, mask, p, causal, dropout_mask=kept.cpu(), enable_gqa=gqa)
+    expected.backward(grad)
+    for name, g, e in (("out", out, expected), ("grad_q", qf.grad, qc.grad), ("grad_k", kf.grad, kc.grad),
+                       ("grad_v", vf.grad, vc.grad)):
+        torch.testing.assert_close(g.detach().cpu(), e.detach(), **TOL[dtype], msg=name)
+
+
+def test_dropout_takes_the_fused_kernel(foo):
+    q, k, v = (t.foo().requires_grad_() for t in qkv())
+    assert torch._fused_sdp_choice(q, k, v, dropout_p=0.1) == FUSED
+    ops = ops_run(lambda: F.scaled_dot_product_attention(q, k, v, dropout_p=0.1).sum().backward())
+    assert FORWARD in ops and BACKWARD in ops and "aten::native_dropout" not in ops
 
 
 # --- graphs and torch.compile --------------------------------------------------------------------

@@ -1,9 +1,11 @@
 // Fused scaled dot-product attention on foo: PyTorch's overrideable SDPA
 // operator and its backward, queued on the current stream, running CPU's
 // flash-attention kernels (ATen's flash_attention_kernel stubs) on CPU
-// aliases of the foo tensors, writing straight into the foo outputs. The
-// attention matrix is never built: a call allocates only its output and
-// the logsumexp (one float per query row and head).
+// aliases of the foo tensors, writing straight into the foo outputs; with
+// dropout, which CPU's kernels lack, foo's own (AttentionDropout.h), its
+// numbers from the device's generator as foo's other random kernels draw
+// them. The attention matrix is never built: a call allocates only its
+// output and the logsumexp (one float per query row and head).
 //
 // Layouts are those of the operator's meta function (PyTorch's
 // _meta_registrations.py), so eager and compiled code agree: the output
@@ -23,15 +25,21 @@
 #endif
 #include <ATen/native/DispatchStub.h>
 
+#include <mutex>
+
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include "aten/AttentionDropout.h"
 #include "aten/DeviceCheck.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
+#include "runtime/FooGenerator.h"
 
 namespace foo::aten {
 namespace {
@@ -62,7 +70,7 @@ void check_inputs(const at::Tensor& query, const at::Tensor& key, const at::Tens
               " key.dtype: ", key.scalar_type(), " and value.dtype: ", value.scalar_type(), " instead.");
   TORCH_CHECK(query.dim() == key.dim() && query.dim() == value.dim() && (query.dim() == 4 || query.dim() == 3),
               "scaled_dot_product_attention_flash_attention: Accept only 4 dims inputs shape of {B, H, T, K}");
-  TORCH_CHECK(dropout_p == 0.0, "scaled_dot_product_attention_flash_attention: Currently do not support dropout > 0");
+  TORCH_CHECK(dropout_p >= 0 && dropout_p <= 1, "dropout probability has to be between 0 and 1, but got ", dropout_p);
   TORCH_CHECK(query.size(-1) == value.size(-1) && key.size(-1) == value.size(-1),
               "scaled_dot_product_attention_flash_attention: Q/K/V should have the same head size");
   const at::Tensor q = four_d(query), k = four_d(key), v = four_d(value);
@@ -114,49 +122,89 @@ std::optional<at::Tensor> mask_of(const std::optional<KernelTensor>& mask) {
   return dense_rows(mask->cpu());
 }
 
+// The seed of a dropout call's blocks (AttentionDropout.h): drawn when the
+// kernel runs from the generator state it was launched with (in a graph,
+// the replay's), and handed to the backward in a foo tensor, in stream order.
+struct DropoutSeed {
+  KernelRng rng;
+  KernelTensor seed;  // int64, 0-dim
+  uint64_t draw() const {
+    at::Generator gen = rng.generator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    return gen.get<at::CPUGeneratorImpl>()->random64();
+  }
+};
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
 fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
-                const std::optional<at::Tensor>& attn_bias, double dropout_p, bool is_causal,
-                bool /*return_debug_mask: the debug mask shows dropout, which this kernel does not apply*/,
+                const std::optional<at::Tensor>& attn_bias, double dropout_p, bool is_causal, bool return_debug_mask,
                 std::optional<double> scale) {
   std::optional<at::Tensor> mask = attn_bias.has_value() && attn_bias->defined() ? attn_bias : std::nullopt;
   check_inputs(query, key, value, mask, dropout_p, kForward);
+  const c10::Device device = query.device();
   at::Tensor output = at::empty_like(query);
-  const at::Tensor q = four_d(query);
+  const at::Tensor q = four_d(query), k = four_d(key), v = four_d(value);
   at::Tensor logsumexp = at::empty({q.size(0), q.size(1), q.size(2)}, query.options().dtype(at::kFloat));
-  if (output.numel() > 0) {
-    launch_op(query.device().index(), kForward,
-              [q = KernelTensor(q), k = KernelTensor(four_d(key)), v = KernelTensor(four_d(value)),
-               m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt,
-               out = KernelTensor(four_d(output).transpose(1, 2)),
-               lse = KernelTensor(logsumexp.transpose(1, 2)), is_causal, scale] {
-                into_dense_rows({out.cpu()}, [&](const std::vector<at::Tensor>& o) {
-                  at::native::flash_attention_kernel(at::kCPU, o[0], lse.cpu(), dense_rows(q.cpu()),
-                                                     dense_rows(k.cpu()), dense_rows(v.cpu()), 0.0, is_causal,
-                                                     mask_of(m), scale);
+  if (dropout_p == 0) {
+    if (output.numel() > 0) {
+      launch_op(device.index(), kForward,
+                [q = KernelTensor(q), k = KernelTensor(k), v = KernelTensor(v),
+                 m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt,
+                 out = KernelTensor(four_d(output).transpose(1, 2)), lse = KernelTensor(logsumexp.transpose(1, 2)),
+                 is_causal, scale] {
+                  into_dense_rows({out.cpu()}, [&](const std::vector<at::Tensor>& o) {
+                    at::native::flash_attention_kernel(at::kCPU, o[0], lse.cpu(), dense_rows(q.cpu()),
+                                                       dense_rows(k.cpu()), dense_rows(v.cpu()), 0.0, is_causal,
+                                                       mask_of(m), scale);
+                  });
                 });
-              });
+    }
+    // As CUDA's flash attention without dropout: no Philox state to hand on.
+    return {output, logsumexp, at::Tensor(), at::Tensor(), c10::SymInt(q.size(2)), c10::SymInt(k.size(2)),
+            at::empty({}, at::dtype(at::kLong)), at::empty({}, at::dtype(at::kLong)), at::Tensor()};
   }
-  // As CUDA's flash attention without dropout: no Philox state to hand on.
-  at::Tensor philox_seed = at::empty({}, at::dtype(at::kLong));
-  at::Tensor philox_offset = at::empty({}, at::dtype(at::kLong));
-  return {output,    logsumexp,  at::Tensor(),   at::Tensor(), c10::SymInt(q.size(2)), c10::SymInt(key.size(-2)),
-          philox_seed, philox_offset, at::Tensor()};
+  // With dropout: the seed on the device, as CUDA's kernels keep it under
+  // graph capture (and always, here: the kernel draws it as it runs).
+  at::Tensor philox_seed = at::empty({}, query.options().dtype(at::kLong));
+  at::Tensor philox_offset = at::zeros({}, query.options().dtype(at::kLong));
+  at::Tensor kept = return_debug_mask ? at::empty({q.size(0), q.size(1), q.size(2), k.size(2)},
+                                                  query.options().dtype(at::kBool))
+                                      : at::Tensor();
+  KernelRng rng;
+  {
+    at::Generator gen = default_generator(device.index());
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    rng = gen.get<FooGeneratorImpl>()->next_kernel_rng();
+  }
+  launch_op(device.index(), kForward,
+            [q = KernelTensor(q), k = KernelTensor(k), v = KernelTensor(v),
+             m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt, out = KernelTensor(four_d(output)),
+             lse = KernelTensor(logsumexp), kept = kept.defined() ? std::optional<KernelTensor>(kept) : std::nullopt,
+             seed = DropoutSeed{rng, KernelTensor(philox_seed)}, dropout_p, is_causal, scale] {
+              const uint64_t drawn = seed.draw();
+              seed.seed.cpu().fill_(static_cast<int64_t>(drawn));
+              attention_with_dropout(out.cpu(), lse.cpu(), q.cpu(), k.cpu(), v.cpu(),
+                                     m ? std::optional<at::Tensor>(m->cpu()) : std::nullopt, is_causal, scale,
+                                     AttentionDropout{dropout_p, drawn},
+                                     kept ? std::optional<at::Tensor>(kept->cpu()) : std::nullopt);
+            });
+  return {output,      logsumexp,     at::Tensor(), at::Tensor(), c10::SymInt(q.size(2)), c10::SymInt(k.size(2)),
+          philox_seed, philox_offset, kept};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backward(
     const at::Tensor& grad_out, const at::Tensor& query, const at::Tensor& key, const at::Tensor& value,
     const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
     const at::Tensor& logsumexp, const at::Tensor& /*cum_seq_q*/, const at::Tensor& /*cum_seq_k*/, int64_t /*max_q*/,
-    int64_t /*max_k*/, double dropout_p, bool is_causal, const at::Tensor& /*philox_seed*/,
+    int64_t /*max_k*/, double dropout_p, bool is_causal, const at::Tensor& philox_seed,
     const at::Tensor& /*philox_offset*/, std::optional<double> scale) {
   std::optional<at::Tensor> mask = attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
   check_inputs(query, key, value, mask, dropout_p, kBackward);
   TORCH_CHECK(!grad_input_mask[3] || !mask, kBackward, ": foo's fused attention computes no gradient for attn_bias");
   const c10::Device device = query.device();
   for (const at::Tensor* t : {&grad_out, &out, &logsumexp}) check_same_device(device, *t, kBackward);
-  TORCH_CHECK(grad_out.sizes() == query.sizes() && out.sizes() == query.sizes() && grad_out.scalar_type() == query.scalar_type() &&
-                  out.scalar_type() == query.scalar_type(),
+  TORCH_CHECK(grad_out.sizes() == query.sizes() && out.sizes() == query.sizes() &&
+                  grad_out.scalar_type() == query.scalar_type() && out.scalar_type() == query.scalar_type(),
               kBackward, ": grad_out and out must have the query's sizes and dtype; got grad_out ", grad_out.sizes(),
               " ", grad_out.scalar_type(), ", out ", out.sizes(), " ", out.scalar_type(), ", query ", query.sizes(),
               " ", query.scalar_type());
@@ -165,20 +213,37 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
                   logsumexp.sizes() == at::IntArrayRef({q.size(0), q.size(1), q.size(2)}),
               kBackward, ": logsumexp must be float32 of sizes (B, H, L) of the query; got ", logsumexp.sizes(), " ",
               logsumexp.scalar_type());
+  TORCH_CHECK(dropout_p == 0 || (philox_seed.defined() && philox_seed.device() == device &&
+                                 philox_seed.scalar_type() == at::kLong && philox_seed.dim() == 0),
+              kBackward, ": with dropout, philox_seed must be the forward's (an int64 scalar on ", device, ")");
   at::Tensor grad_q = at::empty_like(query), grad_k = at::empty_like(key), grad_v = at::empty_like(value);
-  if (grad_q.numel() + grad_k.numel() + grad_v.numel() > 0) {
-    auto bhle = [](const at::Tensor& t) { return KernelTensor(four_d(t).transpose(1, 2)); };
+  if (grad_q.numel() + grad_k.numel() + grad_v.numel() == 0) return {grad_q, grad_k, grad_v, at::Tensor()};
+  if (dropout_p == 0) {
+    auto blhe = [](const at::Tensor& t) { return KernelTensor(four_d(t).transpose(1, 2)); };
     launch_op(device.index(), kBackward,
-              [go = bhle(grad_out), q = bhle(query), k = bhle(key), v = bhle(value), o = bhle(out),
+              [go = blhe(grad_out), q = blhe(query), k = blhe(key), v = blhe(value), o = blhe(out),
                lse = KernelTensor(logsumexp.transpose(1, 2)),
-               m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt, gq = bhle(grad_q), gk = bhle(grad_k),
-               gv = bhle(grad_v), is_causal, scale] {
+               m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt, gq = blhe(grad_q), gk = blhe(grad_k),
+               gv = blhe(grad_v), is_causal, scale] {
                 into_dense_rows({gq.cpu(), gk.cpu(), gv.cpu()}, [&](const std::vector<at::Tensor>& g) {
                   for (const at::Tensor& t : g) t.zero_();  // the kernel accumulates into them
                   at::native::flash_attention_backward_kernel(
                       at::kCPU, g[0], g[1], g[2], go.cpu(), dense_rows(q.cpu()), dense_rows(k.cpu()),
                       dense_rows(v.cpu()), dense_rows(o.cpu()), lse.cpu(), 0.0, is_causal, mask_of(m), scale);
                 });
+              });
+  } else {
+    auto bhle = [](const at::Tensor& t) { return KernelTensor(four_d(t)); };
+    launch_op(device.index(), kBackward,
+              [go = bhle(grad_out), q = bhle(query), k = bhle(key), v = bhle(value), o = bhle(out),
+               lse = KernelTensor(logsumexp), m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt,
+               gq = bhle(grad_q), gk = bhle(grad_k), gv = bhle(grad_v), seed = KernelTensor(philox_seed), dropout_p,
+               is_causal, scale] {
+                const auto drawn = static_cast<uint64_t>(seed.cpu().item<int64_t>());
+                attention_with_dropout_backward(gq.cpu(), gk.cpu(), gv.cpu(), go.cpu(), q.cpu(), k.cpu(), v.cpu(),
+                                                o.cpu(), lse.cpu(),
+                                                m ? std::optional<at::Tensor>(m->cpu()) : std::nullopt, is_causal,
+                                                scale, AttentionDropout{dropout_p, drawn});
               });
   }
   return {grad_q, grad_k, grad_v, at::Tensor()};

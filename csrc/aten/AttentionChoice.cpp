@@ -34,12 +34,12 @@ bool check_fused_dtype(const sdp::sdp_params& params, bool debug) {
   return sdp::check_tensor_dtype(params, kDtypes, debug);
 }
 
-// CPU's flash kernel's constraints (ATen's sdp_utils_cpp.h), in CPU's order.
+// CPU's flash kernel's constraints (ATen's sdp_utils_cpp.h), in CPU's
+// order, but dropout: foo's fused kernel does dropout, as CUDA's do.
 bool can_use_fused(const sdp::sdp_params& params, bool debug) {
   using Check = bool (*)(const sdp::sdp_params&, bool);
   static constexpr Check kChecks[] = {
       sdp::check_nested_tensor,
-      sdp::check_for_dropout,
       sdp::check_tensor_shapes,
       sdp::check_batch_size_and_num_heads_dense<true /*supports_gqa*/>,
       sdp::check_attn_mask_shape,
