@@ -409,14 +409,20 @@ def test_graph_replay_reads_new_inputs(foo):
         torch.testing.assert_close(out.cpu(), F.scaled_dot_product_attention(*fresh, is_causal=True))
 
 
-def test_compiled_attention_runs_the_fused_kernel(foo, tmp_path, monkeypatch):
+@pytest.fixture
+def inductor(tmp_path, monkeypatch):
     import torch._dynamo
     import torch._inductor.config
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
     monkeypatch.setattr(torch._inductor.config, "compile_threads", 1)
     torch._dynamo.reset()
+    yield
+    torch.foo.synchronize()
+    torch._dynamo.reset()
 
+
+def test_compiled_attention_runs_the_fused_kernel(foo, inductor):
     def block(q, k, v, mask):
         return F.scaled_dot_product_attention(q.sin(), k, v, attn_mask=mask).relu()
 
@@ -431,7 +437,25 @@ def test_compiled_attention_runs_the_fused_kernel(foo, tmp_path, monkeypatch):
     for c, e in ((qc, qe), (kc, ke), (vc, ve)):
         torch.testing.assert_close(c.grad.cpu(), e.grad.cpu())
     torch.testing.assert_close(compiled(qc, kc, vc, mask.foo()).cpu(), block(qe, ke, ve, mask.foo()).cpu())
-    torch._dynamo.reset()
+
+
+def test_compiled_attention_with_dropout(foo, inductor):
+    # As test_dropout_gradients_see_the_same_mask, compiled: the backward
+    # regenerates the forward's dropout mask.
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+
+    q = torch.zeros(1, 1, 1, 64, device="foo")
+    k = torch.zeros(1, 1, 64, 64, device="foo")
+    v = torch.eye(64, device="foo")[None, None].requires_grad_()
+    compiled = torch.compile(f)
+    ops = ops_run(lambda: compiled(q, k, v))
+    assert FORWARD in ops
+    out = compiled(q, k, v)
+    out.sum().backward()
+    dropped = (out == 0).float().mean().item()
+    assert 0.25 < dropped < 0.75
+    torch.testing.assert_close(v.grad[0, 0].cpu(), out[0, 0, 0, :, None].detach().cpu().expand(64, 64))
 
 
 # --- the race detector sees the kernel's accesses ------------------------------------------------

@@ -75,7 +75,7 @@ void check_inputs(const at::Tensor& query, const at::Tensor& key, const at::Tens
               "scaled_dot_product_attention_flash_attention: Q/K/V should have the same head size");
   const at::Tensor q = four_d(query), k = four_d(key), v = four_d(value);
   TORCH_CHECK(q.size(0) == k.size(0) && q.size(0) == v.size(0) && k.size(1) == v.size(1) && k.size(2) == v.size(2) &&
-                  k.size(1) > 0 && q.size(1) % k.size(1) == 0,
+                  (k.size(1) > 0 ? q.size(1) % k.size(1) == 0 : q.size(1) == 0),
               op_name, ": expected key and value of one shape (B, H_kv, S, E) and query (B, H, L, E) with H a ",
               "multiple of H_kv; got query ", query.sizes(), ", key ", key.sizes(), ", value ", value.sizes());
   TORCH_CHECK(q.numel() == 0 || (k.size(2) > 0 && q.size(3) > 0), op_name,

@@ -1,32 +1,39 @@
 #include "aten/AttentionDropout.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/logsumexp.h>
-#include <ATen/ops/mm.h>
+#include <ATen/ops/matmul.h>
 #include <ATen/ops/ones.h>
-#include <ATen/ops/zeros_like.h>
+#include <ATen/ops/zeros.h>
 
 #include "runtime/Philox.h"
 
 namespace foo::aten {
 namespace {
 
-// Query rows per block: a block's scores are kBlockRows x S floats.
-constexpr int64_t kBlockRows = 64;
+// Elements of a block's scores (B x H x rows x S floats, 32 MiB), which
+// fixes its number of rows. A block spans every batch and head and is
+// large, so that its operators use the intra-op threads themselves and are
+// few: each is a parallel region of the executor's thread team, and with
+// blocks of 64 rows (or with an at::parallel_for over (batch, head, rows)
+// blocks) a forward and backward at length 1024 took 3 to 8 times as long
+// at two threads as at one, on a loaded machine.
+constexpr int64_t kBlockElements = int64_t{8} << 20;
 
-// One (batch, head, row block) of the attention: the rows it covers and
-// the keys they see (a causal block sees none past its last row).
 struct Block {
-  int64_t b, h, first_row, rows, keys;
+  int64_t index, first_row, rows, keys;  // a causal block sees no key past its last row
 };
 
+// The attention's shapes, with the query's heads grouped by key head:
+// (B, H, rows, E) is viewed as (B, H_kv, group * rows, E), so that one
+// matmul against (B, H_kv, S, E) serves a whole group (GQA).
 struct Geometry {
-  int64_t batch, heads, kv_heads, length, keys;
+  int64_t batch, heads, kv_heads, length, keys, head_dim;
   bool is_causal;
   double scale;
   at::Tensor mask;  // (B, H, L, S) expanded view, or undefined
@@ -38,6 +45,7 @@ struct Geometry {
         kv_heads(key.size(1)),
         length(query.size(2)),
         keys(key.size(2)),
+        head_dim(query.size(3)),
         is_causal(causal),
         scale(s.value_or(1.0 / std::sqrt(static_cast<double>(query.size(3))))) {
     if (m) {
@@ -45,17 +53,27 @@ struct Geometry {
       mask = four.expand({batch, heads, length, keys});
     }
   }
-  int64_t row_blocks() const { return (length + kBlockRows - 1) / kBlockRows; }
-  Block block(int64_t b, int64_t h, int64_t index) const {
-    int64_t first = index * kBlockRows, rows = std::min(kBlockRows, length - first);
-    return {b, h, first, rows, is_causal ? std::min(keys, first + rows) : keys};
+  int64_t block_rows() const { return std::max<int64_t>(1, kBlockElements / std::max<int64_t>(1, batch * heads * keys)); }
+  int64_t blocks() const { return (length + block_rows() - 1) / block_rows(); }
+  Block block(int64_t index) const {
+    int64_t first = index * block_rows(), rows = std::min(block_rows(), length - first);
+    return {index, first, rows, is_causal ? std::min(keys, first + rows) : keys};
   }
-  int64_t kv_head(int64_t h) const { return h / (heads / kv_heads); }
+  // A block's rows of a (B, H, L, X) tensor, float32, grouped: (B, H_kv, group * rows, X).
+  at::Tensor grouped_rows(const at::Tensor& t, const Block& blk) const {
+    at::Tensor r = t.narrow(2, blk.first_row, blk.rows).to(at::kFloat);
+    return r.reshape({batch, kv_heads, heads / kv_heads * blk.rows, t.size(3)});
+  }
+  at::Tensor ungrouped(const at::Tensor& t, const Block& blk) const {
+    return t.view({batch, heads, blk.rows, t.size(-1)});
+  }
+  // The keys (or values) a block sees, float32: (B, H_kv, keys, E).
+  at::Tensor seen(const at::Tensor& t, const Block& blk) const { return t.narrow(2, 0, blk.keys).to(at::kFloat); }
 
-  // Scaled, masked scores of a block, float32: rows x keys.
-  at::Tensor scores(const Block& blk, const at::Tensor& q_rows, const at::Tensor& k_used) const {
-    at::Tensor s = at::mm(q_rows, k_used.t()).mul_(scale);
-    if (mask.defined()) s.add_(mask[blk.b][blk.h].narrow(0, blk.first_row, blk.rows).narrow(1, 0, blk.keys));
+  // Scaled, masked scores of a block, float32: (B, H, rows, keys).
+  at::Tensor scores(const Block& blk, const at::Tensor& q_grouped, const at::Tensor& k_seen) const {
+    at::Tensor s = ungrouped(at::matmul(q_grouped, k_seen.transpose(2, 3)), blk).mul_(scale);
+    if (mask.defined()) s.add_(mask.narrow(2, blk.first_row, blk.rows).narrow(3, 0, blk.keys));
     if (is_causal) {
       // Row first_row + i sees keys 0..first_row + i.
       s.masked_fill_(at::ones({blk.rows, blk.keys}, s.options().dtype(at::kBool)).triu(blk.first_row + 1),
@@ -64,14 +82,13 @@ struct Geometry {
     return s;
   }
 
-  // The block's dropout multipliers: 0 or 1 / (1 - p).
+  // The block's dropout multipliers, 0 or 1 / (1 - p): (B, H, rows, keys).
   at::Tensor dropout_scale(const Block& blk, AttentionDropout dropout) const {
-    const uint64_t index = (static_cast<uint64_t>(blk.b) * heads + blk.h) * row_blocks() + blk.first_row / kBlockRows;
+    const auto index = static_cast<uint64_t>(blk.index);
     const auto bits = philox4x32_10({static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0, 0},
                                     {static_cast<uint32_t>(dropout.seed), static_cast<uint32_t>(dropout.seed >> 32)});
-    at::Generator gen =
-        at::make_generator<at::CPUGeneratorImpl>((static_cast<uint64_t>(bits[1]) << 32) | bits[0]);
-    at::Tensor keep = at::empty({blk.rows, blk.keys}, at::kFloat).bernoulli_(1 - dropout.p, gen);
+    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>((static_cast<uint64_t>(bits[1]) << 32) | bits[0]);
+    at::Tensor keep = at::empty({batch, heads, blk.rows, blk.keys}, at::kFloat).bernoulli_(1 - dropout.p, gen);
     return keep.mul_(dropout.p >= 1 ? 0.0 : 1.0 / (1.0 - dropout.p));
   }
 };
@@ -79,11 +96,9 @@ struct Geometry {
 // softmax weights of `scores` from their logsumexp; rows where every key is
 // masked (logsumexp -inf) weigh nothing, as the math kernel's safe softmax.
 at::Tensor weights(const at::Tensor& scores, const at::Tensor& lse_rows) {
-  at::Tensor p = scores.sub(lse_rows.unsqueeze(1)).exp_();
-  return p.masked_fill_(lse_rows.isneginf().unsqueeze(1), 0);
+  at::Tensor p = scores.sub(lse_rows.unsqueeze(-1)).exp_();
+  return p.masked_fill_(lse_rows.isneginf().unsqueeze(-1), 0);
 }
-
-at::Tensor f32(const at::Tensor& t) { return t.to(at::kFloat); }
 
 }  // namespace
 
@@ -93,21 +108,17 @@ void attention_with_dropout(const at::Tensor& out, const at::Tensor& logsumexp, 
                             const std::optional<at::Tensor>& kept) {
   const Geometry g(query, key, mask, is_causal, scale);
   if (kept) kept->zero_();
-  at::parallel_for(0, g.batch * g.heads * g.row_blocks(), 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t b = i / (g.heads * g.row_blocks()), h = i / g.row_blocks() % g.heads;
-      const Block blk = g.block(b, h, i % g.row_blocks());
-      const int64_t hk = g.kv_head(h);
-      at::Tensor s = g.scores(blk, f32(query[b][h].narrow(0, blk.first_row, blk.rows)),
-                              f32(key[b][hk].narrow(0, 0, blk.keys)));
-      at::Tensor lse = at::logsumexp(s, {1});
-      at::Tensor p = weights(s, lse);
-      at::Tensor z = g.dropout_scale(blk, dropout);
-      if (kept) kept->select(0, b).select(0, h).narrow(0, blk.first_row, blk.rows).narrow(1, 0, blk.keys).copy_(z.ne(0));
-      out[b][h].narrow(0, blk.first_row, blk.rows).copy_(at::mm(p.mul_(z), f32(value[b][hk].narrow(0, 0, blk.keys))));
-      logsumexp[b][h].narrow(0, blk.first_row, blk.rows).copy_(lse);
-    }
-  });
+  for (int64_t i = 0; i < g.blocks(); ++i) {
+    const Block blk = g.block(i);
+    const at::Tensor s = g.scores(blk, g.grouped_rows(query, blk), g.seen(key, blk));
+    const at::Tensor lse = at::logsumexp(s, {3});
+    const at::Tensor z = g.dropout_scale(blk, dropout);
+    if (kept) kept->narrow(2, blk.first_row, blk.rows).narrow(3, 0, blk.keys).copy_(z.ne(0));
+    const at::Tensor pz = weights(s, lse).mul_(z);
+    at::Tensor o = at::matmul(pz.view({g.batch, g.kv_heads, -1, blk.keys}), g.seen(value, blk));
+    out.narrow(2, blk.first_row, blk.rows).copy_(g.ungrouped(o, blk));
+    logsumexp.narrow(2, blk.first_row, blk.rows).copy_(lse);
+  }
 }
 
 void attention_with_dropout_backward(const at::Tensor& grad_query, const at::Tensor& grad_key,
@@ -116,35 +127,27 @@ void attention_with_dropout_backward(const at::Tensor& grad_query, const at::Ten
                                      const at::Tensor& logsumexp, const std::optional<at::Tensor>& mask,
                                      bool is_causal, std::optional<double> scale, AttentionDropout dropout) {
   const Geometry g(query, key, mask, is_causal, scale);
-  const int64_t group = g.heads / g.kv_heads;
-  // One task per key head: it alone accumulates that head's key and value
-  // gradients, over the query heads of its group.
-  at::parallel_for(0, g.batch * g.kv_heads, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const int64_t b = i / g.kv_heads, hk = i % g.kv_heads;
-      const at::Tensor k = f32(key[b][hk]), v = f32(value[b][hk]);
-      at::Tensor dk = at::zeros_like(k), dv = at::zeros_like(v);
-      for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
-        for (int64_t r = 0; r < g.row_blocks(); ++r) {
-          const Block blk = g.block(b, h, r);
-          auto rows = [&](const at::Tensor& t) { return f32(t[b][h].narrow(0, blk.first_row, blk.rows)); };
-          const at::Tensor q = rows(query), d_out = rows(grad_out), o = rows(out);
-          const at::Tensor k_used = k.narrow(0, 0, blk.keys), v_used = v.narrow(0, 0, blk.keys);
-          at::Tensor p = weights(g.scores(blk, q, k_used), logsumexp[b][h].narrow(0, blk.first_row, blk.rows));
-          const at::Tensor z = g.dropout_scale(blk, dropout);
-          dv.narrow(0, 0, blk.keys).add_(at::mm(p.mul(z).t(), d_out));
-          // d(scores) = p * (d(weights) - rowsum(d_out * out)): the softmax's
-          // backward, d(weights) through the dropout multipliers.
-          at::Tensor d_weights = at::mm(d_out, v_used.t()).mul_(z);
-          at::Tensor ds = p.mul_(d_weights.sub_(d_out.mul(o).sum(1, true))).mul_(g.scale);
-          grad_query[b][h].narrow(0, blk.first_row, blk.rows).copy_(at::mm(ds, k_used));
-          dk.narrow(0, 0, blk.keys).add_(at::mm(ds.t(), q));
-        }
-      }
-      grad_key[b][hk].copy_(dk);
-      grad_value[b][hk].copy_(dv);
-    }
-  });
+  at::Tensor dk = at::zeros(key.sizes(), key.options().dtype(at::kFloat));
+  at::Tensor dv = at::zeros(value.sizes(), value.options().dtype(at::kFloat));
+  for (int64_t i = 0; i < g.blocks(); ++i) {
+    const Block blk = g.block(i);
+    const at::Tensor q = g.grouped_rows(query, blk), d_out = g.grouped_rows(grad_out, blk);
+    const at::Tensor k = g.seen(key, blk), v = g.seen(value, blk);
+    at::Tensor p = weights(g.scores(blk, q, k), logsumexp.narrow(2, blk.first_row, blk.rows));
+    const at::Tensor z = g.dropout_scale(blk, dropout);
+    auto grouped = [&](const at::Tensor& t) { return t.view({g.batch, g.kv_heads, -1, blk.keys}); };
+    // Summed over a group's heads by the grouped matmuls.
+    dv.narrow(2, 0, blk.keys).add_(at::matmul(grouped(p.mul(z)).transpose(2, 3), d_out));
+    // d(scores) = p * (d(weights) - rowsum(d_out * out)): the softmax's
+    // backward, d(weights) through the dropout multipliers.
+    at::Tensor d_weights = g.ungrouped(at::matmul(d_out, v.transpose(2, 3)), blk).mul_(z);
+    const at::Tensor row_dots = g.ungrouped(d_out, blk).mul(g.ungrouped(g.grouped_rows(out, blk), blk)).sum(3, true);
+    at::Tensor ds = p.mul_(d_weights.sub_(row_dots)).mul_(g.scale);
+    grad_query.narrow(2, blk.first_row, blk.rows).copy_(g.ungrouped(at::matmul(grouped(ds), k), blk));
+    dk.narrow(2, 0, blk.keys).add_(at::matmul(grouped(ds).transpose(2, 3), q));
+  }
+  grad_key.copy_(dk);
+  grad_value.copy_(dv);
 }
 
 }  // namespace foo::aten

@@ -1,6 +1,7 @@
 // Attention with dropout, which CPU's flash kernel does not do: blocks of
 // query rows at a time, so that memory stays linear in the sequence length
-// (a block's scores, one row block by all keys, are the largest temporary).
+// (a block's scores, its rows by all keys, of a bounded size, are the
+// largest temporary).
 // The dropout mask of a block comes from a CPU generator seeded with
 // Philox4x32-10 of the block's index under the call's seed, so the backward
 // regenerates exactly the forward's mask from the seed alone.
