@@ -13,6 +13,7 @@ Usage: python bench/bench_attention.py [--lengths 256,1024] [--rounds N] [--drop
 """
 
 import argparse
+import contextlib
 import functools
 import os
 import statistics
@@ -32,17 +33,15 @@ LENGTHS = [256, 512, 1024, 2048, 4096]
 
 
 # --math: foo's side takes the math kernel, as foo did before its fused one.
-FOO_BACKENDS = [SDPBackend.OVERRIDEABLE, SDPBackend.MATH]
+FOO_BACKENDS: list = []
 
 
 def attention_work(device: str, length: int, causal: bool, backward: bool, dropout_p: float = 0.0):
     torch.manual_seed(0)
     q, k, v = (torch.randn(BATCH, HEADS, length, HEAD_DIM, device=device, requires_grad=backward) for _ in range(3))
     grad = torch.randn(BATCH, HEADS, length, HEAD_DIM, device=device)
-    backends = FOO_BACKENDS if device == "foo" else list(SDPBackend)
-
     def run() -> None:
-        with sdpa_kernel(backends):
+        with sdpa_kernel(FOO_BACKENDS) if device == "foo" and FOO_BACKENDS else contextlib.nullcontext():
             out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, dropout_p=dropout_p)
         if backward:
             out.backward(grad)
@@ -109,11 +108,11 @@ def main() -> None:
     parser.add_argument("--dropout", action="store_true", help="also the dropout row")
     args = parser.parse_args()
     if args.math:
-        FOO_BACKENDS[:] = [SDPBackend.MATH]
+        FOO_BACKENDS.append(SDPBackend.MATH)
     print(f"{torch.get_num_threads()} threads")
     print("| benchmark | foo | CPU | foo/CPU | rounds | target |")
     print("|---|---|---|---|---|---|")
-    with sdpa_kernel(FOO_BACKENDS):
+    with sdpa_kernel(FOO_BACKENDS) if FOO_BACKENDS else contextlib.nullcontext():
         m = extra_memory_row()
     rows = (functools.partial(timing_row, length, causal, backward, args.rounds)
             for length in map(int, args.lengths.split(",")) for backward in (False, True) for causal in (True, False))
