@@ -37,9 +37,9 @@
 
 #include "aten/AttentionDropout.h"
 #include "aten/DeviceCheck.h"
-#include "aten/KernelTensor.h"
 #include "aten/Launch.h"
-#include "runtime/FooGenerator.h"
+#include "aten/TensorInfo.h"
+#include "aten_runtime/FooGenerator.h"
 
 namespace foo::aten {
 namespace {
@@ -115,7 +115,7 @@ void into_dense_rows(std::vector<at::Tensor> outs, F kernel) {
   }
 }
 
-std::optional<at::Tensor> mask_of(const std::optional<KernelTensor>& mask) {
+std::optional<at::Tensor> mask_of(const std::optional<TensorInfo>& mask) {
   if (!mask) return std::nullopt;
   // A 2-D mask broadcasts over (B, H) in CPU's kernel as it is; a 4-D one
   // is read by its strides, its last dimension dense.
@@ -126,8 +126,8 @@ std::optional<at::Tensor> mask_of(const std::optional<KernelTensor>& mask) {
 // kernel runs from the generator state it was launched with (in a graph,
 // the replay's), and handed to the backward in a foo tensor, in stream order.
 struct DropoutSeed {
-  KernelRng rng;
-  KernelTensor seed;  // int64, 0-dim
+  PhiloxFooState rng;
+  TensorInfo seed;  // int64, 0-dim
   uint64_t draw() const {
     at::Generator gen = rng.generator();
     std::lock_guard<std::mutex> lock(gen.mutex());
@@ -148,9 +148,9 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
   if (dropout_p == 0) {
     if (output.numel() > 0) {
       launch_op(device.index(), kForward,
-                [q = KernelTensor(q), k = KernelTensor(k), v = KernelTensor(v),
-                 m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt,
-                 out = KernelTensor(four_d(output).transpose(1, 2)), lse = KernelTensor(logsumexp.transpose(1, 2)),
+                [q = TensorInfo(q), k = TensorInfo(k), v = TensorInfo(v),
+                 m = mask ? std::optional<TensorInfo>(*mask) : std::nullopt,
+                 out = TensorInfo(four_d(output).transpose(1, 2)), lse = TensorInfo(logsumexp.transpose(1, 2)),
                  is_causal, scale] {
                   into_dense_rows({out.cpu()}, [&](const std::vector<at::Tensor>& o) {
                     at::native::flash_attention_kernel(at::kCPU, o[0], lse.cpu(), dense_rows(q.cpu()),
@@ -170,17 +170,17 @@ fused_attention(const at::Tensor& query, const at::Tensor& key, const at::Tensor
   at::Tensor kept = return_debug_mask ? at::empty({q.size(0), q.size(1), q.size(2), k.size(2)},
                                                   query.options().dtype(at::kBool))
                                       : at::Tensor();
-  KernelRng rng;
+  PhiloxFooState rng;
   {
     at::Generator gen = default_generator(device.index());
     std::lock_guard<std::mutex> lock(gen.mutex());
-    rng = gen.get<FooGeneratorImpl>()->next_kernel_rng();
+    rng = gen.get<FooGeneratorImpl>()->philox_foo_state();
   }
   launch_op(device.index(), kForward,
-            [q = KernelTensor(q), k = KernelTensor(k), v = KernelTensor(v),
-             m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt, out = KernelTensor(four_d(output)),
-             lse = KernelTensor(logsumexp), kept = kept.defined() ? std::optional<KernelTensor>(kept) : std::nullopt,
-             seed = DropoutSeed{rng, KernelTensor(philox_seed)}, dropout_p, is_causal, scale] {
+            [q = TensorInfo(q), k = TensorInfo(k), v = TensorInfo(v),
+             m = mask ? std::optional<TensorInfo>(*mask) : std::nullopt, out = TensorInfo(four_d(output)),
+             lse = TensorInfo(logsumexp), kept = kept.defined() ? std::optional<TensorInfo>(kept) : std::nullopt,
+             seed = DropoutSeed{rng, TensorInfo(philox_seed)}, dropout_p, is_causal, scale] {
               const uint64_t drawn = seed.draw();
               seed.seed.cpu().fill_(static_cast<int64_t>(drawn));
               attention_with_dropout(out.cpu(), lse.cpu(), q.cpu(), k.cpu(), v.cpu(),
@@ -219,11 +219,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   at::Tensor grad_q = at::empty_like(query), grad_k = at::empty_like(key), grad_v = at::empty_like(value);
   if (grad_q.numel() + grad_k.numel() + grad_v.numel() == 0) return {grad_q, grad_k, grad_v, at::Tensor()};
   if (dropout_p == 0) {
-    auto blhe = [](const at::Tensor& t) { return KernelTensor(four_d(t).transpose(1, 2)); };
+    auto blhe = [](const at::Tensor& t) { return TensorInfo(four_d(t).transpose(1, 2)); };
     launch_op(device.index(), kBackward,
               [go = blhe(grad_out), q = blhe(query), k = blhe(key), v = blhe(value), o = blhe(out),
-               lse = KernelTensor(logsumexp.transpose(1, 2)),
-               m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt, gq = blhe(grad_q), gk = blhe(grad_k),
+               lse = TensorInfo(logsumexp.transpose(1, 2)),
+               m = mask ? std::optional<TensorInfo>(*mask) : std::nullopt, gq = blhe(grad_q), gk = blhe(grad_k),
                gv = blhe(grad_v), is_causal, scale] {
                 into_dense_rows({gq.cpu(), gk.cpu(), gv.cpu()}, [&](const std::vector<at::Tensor>& g) {
                   for (const at::Tensor& t : g) t.zero_();  // the kernel accumulates into them
@@ -233,11 +233,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
                 });
               });
   } else {
-    auto bhle = [](const at::Tensor& t) { return KernelTensor(four_d(t)); };
+    auto bhle = [](const at::Tensor& t) { return TensorInfo(four_d(t)); };
     launch_op(device.index(), kBackward,
               [go = bhle(grad_out), q = bhle(query), k = bhle(key), v = bhle(value), o = bhle(out),
-               lse = KernelTensor(logsumexp), m = mask ? std::optional<KernelTensor>(*mask) : std::nullopt,
-               gq = bhle(grad_q), gk = bhle(grad_k), gv = bhle(grad_v), seed = KernelTensor(philox_seed), dropout_p,
+               lse = TensorInfo(logsumexp), m = mask ? std::optional<TensorInfo>(*mask) : std::nullopt,
+               gq = bhle(grad_q), gk = bhle(grad_k), gv = bhle(grad_v), seed = TensorInfo(philox_seed), dropout_p,
                is_causal, scale] {
                 const auto drawn = static_cast<uint64_t>(seed.cpu().item<int64_t>());
                 attention_with_dropout_backward(gq.cpu(), gk.cpu(), gv.cpu(), go.cpu(), q.cpu(), k.cpu(), v.cpu(),

@@ -11,7 +11,7 @@
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
 
-#include "runtime/Philox.h"
+#include "aten_runtime/Philox.h"
 
 namespace foo::aten {
 namespace {
