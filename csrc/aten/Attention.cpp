@@ -12,23 +12,15 @@
 // like the query, logsumexp (B, H, L) float32, gradients like their inputs.
 // CPU's kernels take (B, L, H, E) views of all of them, index them by their
 // strides and need the last dimension dense; they do GQA themselves (heads
-// of query a multiple of those of key and value).
-
-// Calling a DispatchStub (flash_attention_kernel(kCPU, ...)) goes through
-// an entry point of libtorch_cpu that takes one kernel pointer per CPU
-// capability torch was built for, as its HAVE_*_CPU_DEFINITION macros say;
-// torch's CMake config does not pass them on. x86-64 builds of torch have
-// AVX2 and AVX512 kernels. (A mismatch is an undefined symbol at load.)
-#if defined(__x86_64__) || defined(_M_X64)
-#define HAVE_AVX512_CPU_DEFINITION
-#define HAVE_AVX2_CPU_DEFINITION
-#endif
-#include <ATen/native/DispatchStub.h>
+// of query a multiple of those of key and value). Calling a stub needs
+// libtorch_cpu's CPU-capability declarations, which the build passes to
+// every operator source (cmake/DispatchStubAbi.cmake).
 
 #include <mutex>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/native/DispatchStub.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
