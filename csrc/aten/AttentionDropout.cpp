@@ -1,10 +1,11 @@
 #include "aten/AttentionDropout.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
-#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/logsumexp.h>
 #include <ATen/ops/matmul.h>
@@ -53,7 +54,9 @@ struct Geometry {
       mask = four.expand({batch, heads, length, keys});
     }
   }
-  int64_t block_rows() const { return std::max<int64_t>(1, kBlockElements / std::max<int64_t>(1, batch * heads * keys)); }
+  int64_t block_rows() const {
+    return std::max<int64_t>(1, kBlockElements / std::max<int64_t>(1, batch * heads * keys));
+  }
   int64_t blocks() const { return (length + block_rows() - 1) / block_rows(); }
   Block block(int64_t index) const {
     int64_t first = index * block_rows(), rows = std::min(block_rows(), length - first);
@@ -83,13 +86,37 @@ struct Geometry {
   }
 
   // The block's dropout multipliers, 0 or 1 / (1 - p): (B, H, rows, keys).
+  // Element (b, h, l, s) of the whole attention keeps its weight when the
+  // 32 bits Philox4x32-10 gives for its index in (B, H, L, S) under the
+  // call's seed are below (1 - p) * 2^32: the same element gets the same
+  // decision in every block shape, forward and backward. Rows are drawn in
+  // parallel: ATen's bernoulli_ with a CPU generator is serial, and the
+  // team's other threads would spin through it.
   at::Tensor dropout_scale(const Block& blk, AttentionDropout dropout) const {
-    const auto index = static_cast<uint64_t>(blk.index);
-    const auto bits = philox4x32_10({static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), 0, 0},
-                                    {static_cast<uint32_t>(dropout.seed), static_cast<uint32_t>(dropout.seed >> 32)});
-    at::Generator gen = at::make_generator<at::CPUGeneratorImpl>((static_cast<uint64_t>(bits[1]) << 32) | bits[0]);
-    at::Tensor keep = at::empty({batch, heads, blk.rows, blk.keys}, at::kFloat).bernoulli_(1 - dropout.p, gen);
-    return keep.mul_(dropout.p >= 1 ? 0.0 : 1.0 / (1.0 - dropout.p));
+    at::Tensor scale_of = at::empty({batch, heads, blk.rows, blk.keys}, at::kFloat);
+    float* out = scale_of.data_ptr<float>();
+    const float kept = dropout.p >= 1 ? 0.0f : static_cast<float>(1.0 / (1.0 - dropout.p));
+    const auto threshold = static_cast<uint64_t>(std::ldexp(1.0 - dropout.p, 32));
+    const std::array<uint32_t, 2> key{static_cast<uint32_t>(dropout.seed), static_cast<uint32_t>(dropout.seed >> 32)};
+    const int64_t rows = batch * heads * blk.rows;
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, blk.keys));
+    at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t batch_head = r / blk.rows, row = blk.first_row + r % blk.rows;
+        const auto first = static_cast<uint64_t>((batch_head * length + row) * keys);
+        float* dst = out + r * blk.keys;
+        for (int64_t s = 0; s < blk.keys;) {
+          const uint64_t index = first + static_cast<uint64_t>(s);
+          const uint64_t group = index >> 2;  // one Philox call gives four elements' bits
+          const auto bits =
+              philox4x32_10({static_cast<uint32_t>(group), static_cast<uint32_t>(group >> 32), 0, 0}, key);
+          for (auto j = static_cast<size_t>(index & 3); j < 4 && s < blk.keys; ++j, ++s) {
+            dst[s] = bits[j] < threshold ? kept : 0.0f;
+          }
+        }
+      }
+    });
+    return scale_of;
   }
 };
 

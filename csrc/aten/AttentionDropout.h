@@ -2,9 +2,9 @@
 // query rows at a time, so that memory stays linear in the sequence length
 // (a block's scores, its rows by all keys, of a bounded size, are the
 // largest temporary).
-// The dropout mask of a block comes from a CPU generator seeded with
-// Philox4x32-10 of the block's index under the call's seed, so the backward
-// regenerates exactly the forward's mask from the seed alone.
+// The dropout mask is a function of the call's seed and of each weight's
+// place in the (B, H, L, S) attention (Philox4x32-10, as CUDA's dropout), so
+// the backward regenerates exactly the forward's mask from the seed alone.
 //
 // All tensors are CPU views (B, H, L, E) or (B, H_kv, S, E) with H a
 // multiple of H_kv; `mask` broadcasts to (B, H, L, S) and is added to the
