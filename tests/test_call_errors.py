@@ -1,9 +1,8 @@
 """What CUDA's host code checks before it launches raises at the call on foo,
 with the exception type and message CPU uses: every OpInfo's error inputs,
 run as upstream's test_ops.py::test_errors runs them on a GPU (the call
-alone, no synchronization), and the repros of errors that only a kernel
-can find, which keep CPU's exception type when a synchronization reports
-them."""
+alone, no synchronization), and issue 36's repros; an error only a kernel
+can find keeps CPU's exception type when a synchronization reports it."""
 
 import re
 
@@ -15,26 +14,6 @@ from torch.testing._internal.common_methods_invocations import op_db
 # these dtypes, so foo refuses the call before the operator's checks.
 NOT_AT_THE_CALL = {
     ("histogramdd", 0): "CUDA has no histogramdd kernel: foo refuses Float before the bins check",
-}
-
-# Cases foo still raises late (at the next synchronization) or not at all:
-# their CPU kernels make the check inside a function that also runs the
-# loop (CUDA has a function of its own), so foo's kernel makes it on the
-# stream. Issue 36 lists them; each is to go.
-STILL_LATE = {
-    ("kthvalue", 0): "kthvalue_out_cpu: out= overlap",
-    ("masked_fill", 1): "masked_fill__cpu: value conversion",
-    ("masked_scatter", 1): "masked_scatter__cpu: mask dtype",
-    ("masked_select", 0): "masked_select_out_cpu: out= overlap",
-    ("masked_select", 1): "masked_select_out_cpu: out= overlap",
-    ("masked_select", 2): "masked_select_out_cpu: out= overlap",
-    ("aminmax", 3): "aminmax.out: two outputs, through the fallback",
-    ("native_layer_norm", 0): "layer_norm_cpu: normalized_shape",
-    ("nn.functional.gelu", 0): "gelu_out_cpu: approximate",
-    ("index_select", 0): "index_select_out_cpu_: out= overlap",
-    ("bucketize", 0): "bucketize_cpu: boundaries' dimension",
-    ("logcumsumexp", 0): "_logcumsumexp_cpu: dim",
-    ("logcumsumexp", 1): "_logcumsumexp_cpu: dim",
 }
 
 
@@ -76,7 +55,7 @@ def test_error_inputs_raise_at_the_call(foo, op):
             cpu_raises.append(False)
     failures = []
     for i, e in enumerate(_error_inputs(op, "foo")):
-        if i >= len(cpu_raises) or not cpu_raises[i] or (op.name, i) in NOT_AT_THE_CALL or (op.name, i) in STILL_LATE:
+        if i >= len(cpu_raises) or not cpu_raises[i] or (op.name, i) in NOT_AT_THE_CALL:
             continue
         try:
             _call(op, e)
@@ -100,16 +79,24 @@ _REPROS = {
         lambda x, i: lambda: x.index_fill_(0, i, 1j))(torch.zeros(3, device=d), torch.tensor([0], device=d))),
     "random_ out of the dtype's range": (RuntimeError, lambda d: (
         lambda x: lambda: x.random_(0, 200))(torch.empty(5, dtype=torch.int8, device=d))),
-}
-
-# The issue's repros foo still raises late, with CPU's exception type.
-_REPROS_STILL_LATE = {
-    # _index_put_impl_'s host code reaches a stub foo has no CPU kernel for.
     "index shapes do not broadcast": (IndexError, lambda d: (
         lambda x, i, j: lambda: x.__setitem__((i, j), 0))(torch.zeros(5, 5, device=d), torch.tensor([0, 1], device=d),
                                                            torch.tensor([0, 1, 2], device=d))),
+    # The accumulating form, which ATen's host code hands on a GPU to a
+    # kernel of its own (index_put_with_sort_stub).
+    "accumulated index shapes do not broadcast": (IndexError, lambda d: (
+        lambda x, i, j, v: lambda: x.index_put_((i, j), v, accumulate=True))(
+            torch.zeros(5, 5, device=d), torch.tensor([0, 1], device=d), torch.tensor([0, 1, 2], device=d),
+            torch.ones(3, device=d))),
+    "accumulated value of another dtype": (RuntimeError, lambda d: (
+        lambda x, i, v: lambda: x.index_put_((i,), v, accumulate=True))(
+            torch.zeros(5, device=d), torch.tensor([0, 1], device=d), torch.ones(2, dtype=torch.float64, device=d))),
     "median of an empty dimension": (IndexError, lambda d: (
         lambda x: lambda: torch.median(x, dim=1))(torch.zeros(2, 0, 4, device=d))),
+    "kthvalue's k beyond the dimension": (RuntimeError, lambda d: (
+        lambda x: lambda: torch.kthvalue(x, 5))(torch.zeros(3, device=d))),
+    "masked_fill_ with a uint8 mask": (RuntimeError, lambda d: (
+        lambda x, m: lambda: x.masked_fill_(m, 1.0))(torch.zeros(3, device=d), torch.ones(3, dtype=torch.uint8, device=d))),
 }
 
 
@@ -125,17 +112,6 @@ def test_issue_repros_raise_at_the_call(foo, case):
     assert not foo.current_stream().query()  # raised by the call, not a wait
     assert str(on_foo.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
     foo.synchronize()
-
-
-@pytest.mark.parametrize("case", list(_REPROS_STILL_LATE))
-def test_issue_repros_still_late_keep_cpus_exception_type(foo, case):
-    error_type, make = _REPROS_STILL_LATE[case]
-    with pytest.raises(error_type) as on_cpu:
-        make("cpu")()
-    make("foo")()
-    with pytest.raises(error_type) as on_foo:
-        foo.synchronize()
-    assert str(on_cpu.value).splitlines()[0] in str(on_foo.value)
 
 
 def test_an_error_only_the_kernel_finds_keeps_cpus_type(foo):

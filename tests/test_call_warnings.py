@@ -8,6 +8,8 @@ import warnings
 import pytest
 import torch
 
+from conftest import run_python_json
+
 # Operators whose shared host code warns before it queues anything.
 _HOST_WARNINGS = {
     "random_ from out of float's exact range": lambda d: torch.empty(10, device=d).random_(-2**25, 0),
@@ -18,6 +20,10 @@ _HOST_WARNINGS = {
     "var of a dimension with no degrees of freedom": lambda d: torch.ones(2, 1, device=d).var(1),
     "resized out= (add)": lambda d: torch.add(torch.ones(3, device=d), 1, out=torch.zeros(2, device=d)),
     "resized out= (cumsum)": lambda d: torch.cumsum(torch.ones(3, device=d), 0, out=torch.zeros(2, device=d)),
+    # A structured operator: its meta function warns on the host, and the
+    # kernel's CPU out= function, which runs it again, must not.
+    "indexing with a uint8 mask": lambda d: torch.arange(3.0, device=d)[torch.tensor([1, 0, 1], dtype=torch.uint8,
+                                                                                     device=d)],
 }
 
 
@@ -80,3 +86,26 @@ def _kernel_only_warning():
     from torch_foo import _C
 
     _C._warn_in_kernel(_KERNEL_WARNING)
+
+
+def test_where_with_a_uint8_condition_warns_once_and_computes_as_on_cpu():
+    # A deprecation CPU and CUDA warn about once per process (TORCH_WARN_ONCE):
+    # each device in a fresh process.
+    code = """
+        import json, warnings
+        import torch
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            c = torch.tensor([1, 0, 1], dtype=torch.uint8, device=DEVICE)
+            r = torch.where(c, torch.ones(3, device=DEVICE), torch.zeros(3, device=DEVICE))
+            w = [str(x.message) for x in caught]
+            values = r.cpu().tolist()
+            w_after = [str(x.message) for x in caught]
+        print(json.dumps({"at_call": w, "after": w_after, "values": values}))
+    """
+    on_cpu = run_python_json(code.replace("DEVICE", "'cpu'"))
+    on_foo = run_python_json(code.replace("DEVICE", "'foo'"))
+    assert [m for m in on_cpu["at_call"] if "uint8 condition" in m], on_cpu
+    assert on_foo["at_call"] == on_cpu["at_call"]
+    assert on_foo["after"] == on_cpu["after"]
+    assert on_foo["values"] == on_cpu["values"] == [1.0, 0.0, 1.0]

@@ -208,6 +208,28 @@ def test_results_match_cpu_for_common_operators(foo):
         torch.testing.assert_close(got.cpu(), want, msg=name)
 
 
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_index_put_accumulates_duplicate_indices_as_on_cpu(foo, deterministic):
+    # The accumulating (or deterministic) form, which ATen's host code hands
+    # on a GPU to a kernel of its own; masks, CPU indices and a broadcast value.
+    def run(device):
+        x = torch.arange(12.0, device=device).reshape(3, 4)
+        x.index_put_((torch.tensor([0, 2, 0, 0]).to(device),), torch.tensor([1.0, 2.0, 3.0, 4.0], device=device),
+                     accumulate=True)
+        x.index_put_((torch.tensor([True, False, True], device=device), torch.tensor([1, 1])),
+                     torch.tensor(0.5, device=device), accumulate=True)
+        x.index_put_((torch.tensor([1, 1]), torch.tensor([3, 3])), torch.tensor([7.0, 7.0], device=device),
+                     accumulate=deterministic)
+        return x.cpu()
+
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(deterministic)
+    try:
+        torch.testing.assert_close(run("foo"), run("cpu"))
+    finally:
+        torch.use_deterministic_algorithms(previous)
+
+
 def test_tensor_split_takes_cpu_indices_as_on_cuda(foo):
     x = torch.arange(6.0, device="foo")
     parts = torch.tensor_split(x, torch.tensor([1, 4]))

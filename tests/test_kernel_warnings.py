@@ -57,6 +57,7 @@ def test_a_kernels_warning_is_raised_by_the_hosts_next_wait_or_launch(foo, wait)
 
 
 def test_warnings_as_errors_make_the_wait_raise(foo):
+    foo._sleep(100)  # both kernels queued before the first warns: the wait raises, not the second launch
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         y = _kernel_that_warns()
