@@ -91,6 +91,8 @@ _REPROS = {
     "accumulated value of another dtype": (RuntimeError, lambda d: (
         lambda x, i, v: lambda: x.index_put_((i,), v, accumulate=True))(
             torch.zeros(5, device=d), torch.tensor([0, 1], device=d), torch.ones(2, dtype=torch.float64, device=d))),
+    "accumulated value that does not broadcast to an unindexed tensor": (RuntimeError, lambda d: (
+        lambda x, v: lambda: x.index_put_((), v, accumulate=True))(torch.rand([], device=d), torch.ones(1, device=d))),
     "median of an empty dimension": (IndexError, lambda d: (
         lambda x: lambda: torch.median(x, dim=1))(torch.zeros(2, 0, 4, device=d))),
     "kthvalue's k beyond the dimension": (RuntimeError, lambda d: (

@@ -20,6 +20,13 @@ _HOST_WARNINGS = {
     "var of a dimension with no degrees of freedom": lambda d: torch.ones(2, 1, device=d).var(1),
     "resized out= (add)": lambda d: torch.add(torch.ones(3, device=d), 1, out=torch.zeros(2, device=d)),
     "resized out= (cumsum)": lambda d: torch.cumsum(torch.ones(3, device=d), 0, out=torch.zeros(2, device=d)),
+    # arange's own warning (CPU's, not the generic resize warning), once.
+    "arange into an out= of another element count": lambda d: torch.arange(-1, 1, 2 / 49,
+                                                                           out=torch.zeros(1, 49, device=d)),
+    # Through the fallback, whose meta pass sizes the outputs first: one
+    # warning per resized output, as CPU's.
+    "resized out= (sort, two outputs)": lambda d: torch.sort(torch.tensor([3.0, 1.0, 2.0], device=d), out=(
+        torch.zeros(2, device=d), torch.zeros(2, dtype=torch.long, device=d))),
     # A structured operator: its meta function warns on the host, and the
     # kernel's CPU out= function, which runs it again, must not.
     "indexing with a uint8 mask": lambda d: torch.arange(3.0, device=d)[torch.tensor([1, 0, 1], dtype=torch.uint8,

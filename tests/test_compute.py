@@ -101,7 +101,7 @@ def test_malformed_fallback_warning_switch_is_reported_and_off():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             x = torch.arange(6.0, device="foo")
-            torch.flip(x, [0]).cpu()
+            torch.histc(x, bins=3).cpu()  # no foo kernel: the fallback
         print(json.dumps([str(w.message) for w in caught]))
     """, env={"FOO_WARN_FALLBACK": "yes"})
     warned = json.loads(out)

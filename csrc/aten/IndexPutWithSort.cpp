@@ -44,6 +44,8 @@ std::string shapes_of(const std::vector<at::Tensor>& tensors) {
 
 void index_put_with_sort(at::Tensor& self, const IndexList& indices, const at::Tensor& value, bool accumulate,
                          bool unsafe) {
+  TORCH_CHECK(!indices.empty() || at::is_expandable_to(value.sizes(), self.sizes()), "shape mismatch: value tensor of shape ",
+              value.sizes(), " cannot be broadcast to indexing result of shape ", self.sizes());
   TORCH_CHECK_INDEX(indices.size() <= static_cast<size_t>(self.dim()), "too many indices for tensor of dimension ",
                     self.dim(), " (got ", indices.size(), ")");
   at::native::checkIndexTensorTypes(indices, /*allow_int=*/true);
