@@ -79,6 +79,16 @@ def test_elementwise_operators_equal_cpu(layout, name):
     torch.testing.assert_close(_padded(got).cpu(), _padded(want))
 
 
+def test_dropout_keeps_and_scales_as_on_cpu():
+    nt = _nested([p.abs() + 1 for p in _parts(lengths=(30, 50))], "foo")
+    out = F.dropout(nt, 0.5, training=True)
+    assert out.is_nested and out.device.type == "foo"
+    got, given = _padded(out).cpu(), _padded(nt).cpu()
+    kept = got != 0
+    assert torch.equal(got[kept], given[kept] * 2)
+    assert 0.3 < kept[given != 0].float().mean() < 0.7
+
+
 def test_inplace_operators_equal_cpu():
     a = _nested(_parts(), "cpu")
     b = _nested(_parts(), "foo")
