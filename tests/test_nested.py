@@ -6,6 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import held_stream
+
 LAYOUTS = [torch.strided, torch.jagged]
 
 
@@ -181,9 +183,9 @@ def test_transformer_encoder_with_padding_mask_takes_the_nested_fast_path_as_on_
 
 
 def test_nested_kernels_run_on_the_stream_after_their_inputs(foo):
-    # The input's buffer is still being written by the stream when the
-    # nested kernels are called: a kernel that read it on the host, or made
-    # the host wait, would show here.
+    # The input's buffer is written by a kernel queued behind a gate: a
+    # nested kernel that read it on the host would read it unwritten, and
+    # one that made the host wait would wait for the gate.
     parts = _parts()
     layer = _encoder_layer("foo")
     before = set(foo.synchronizing_ops())
@@ -191,11 +193,10 @@ def test_nested_kernels_run_on_the_stream_after_their_inputs(foo):
         want = _padded(_encoder_layer("cpu")(_nested(parts, "cpu")).sin())
         nt = _nested(parts, "foo")
         layer(nt)  # once before, so that first-call work (imports, meta functions) is done
-        foo.synchronize()
-        foo._sleep(1000)
-        busy = nt * 1.0
-        padded = _padded(layer(busy).sin())
-        assert not foo.current_stream().query()     # nothing above waited for the stream
+        with held_stream() as still_held:
+            busy = nt * 1.0
+            padded = _padded(layer(busy).sin())
+            assert still_held() and not foo.current_stream().query()
     assert set(foo.synchronizing_ops()) == before
     torch.testing.assert_close(padded.cpu(), want, atol=1e-5, rtol=1e-4)
 
