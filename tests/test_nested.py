@@ -2,6 +2,8 @@
 construction, conversions and element-wise operators, and the transformer
 encoder's fast path on a nested batch, equal to CPU and queued on the stream
 like foo's other kernels."""
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -132,7 +134,7 @@ def test_layer_norm_gradients_equal_cpu():
 def test_refused_calls_raise_as_on_cpu(call):
     with pytest.raises(Exception) as on_cpu:
         call(_nested(_parts(), "cpu"))
-    with pytest.raises(type(on_cpu.value), match=str(on_cpu.value)[:40].replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(type(on_cpu.value), match=re.escape(str(on_cpu.value).splitlines()[0])):
         call(_nested(_parts(), "foo"))
 
 
