@@ -1,0 +1,160 @@
+"""What ``pytest --foo`` does once activated (``torch_foo_pytest`` registers it).
+
+Each test owns what foo finds while it runs: at its teardown every started
+foo device is synchronized, and a kernel error still pending there fails
+that test's teardown, naming the operator and where it was launched; a race
+in raise mode fails the test that launched it. Each test starts with no
+pending error, no race report and fresh counts of fallback operators and
+host synchronizations, which go into the report (``--foo-report``).
+"""
+
+import re
+
+import pytest
+import torch
+
+from torch_foo import _C
+from torch_foo.testing._faults import inject_faults
+from torch_foo.testing._report import FooReport
+
+# Errors one synchronization may raise in a row (each pending error is raised
+# once): past this many, a device that keeps failing is reported as such.
+_MAX_ERRORS_PER_DEVICE = 32
+
+# A warning that a foo kernel raised on an executor: foo re-raises it on the
+# host prefixed with its operator's name ("aten::std: ...").
+_KERNEL_WARNING = re.compile(r"^[A-Za-z_]\w*::[\w.]+: ")
+
+_DATA = pytest.StashKey[dict]()
+_FAILED = pytest.StashKey[bool]()
+
+
+def activate(config: pytest.Config, wanted: dict, before: dict, started_before: bool) -> None:
+    """Registers the per-test device checks where tests run, and the report where reports arrive."""
+    _check_machine(wanted, before, started_before)
+    spec = config.getoption("foo_faults")
+    if spec is not None:
+        problem = _C._faults_check(spec)
+        if problem:
+            raise pytest.UsageError(f"--foo-faults={spec}: {problem}")
+    config.addinivalue_line("markers", "foo_faults(spec): inject faults (as --foo-faults) during this test, "
+                                       "counted from its start")
+    worker = hasattr(config, "workerinput")
+    controller = not worker and config.getoption("dist", default="no") != "no"
+    if not controller:
+        config.pluginmanager.register(PerTestDevices(), "torch_foo_per_test")
+    if not worker:
+        config.pluginmanager.register(FooReport(config), "torch_foo_report")
+
+
+def _check_machine(wanted: dict, before: dict, started_before: bool) -> None:
+    """The options set FOO_SIM_* for a runtime that reads them once, when it starts; if something
+    started it before pytest configured it, the values in force must already be the ones asked for."""
+    if not started_before:
+        return
+    late = sorted(name for name, value in wanted.items() if before.get(name) != value)
+    devices = wanted.get("FOO_SIM_DEVICE_COUNT")
+    if devices is not None and int(devices) == torch.foo.device_count():
+        late = [name for name in late if name != "FOO_SIM_DEVICE_COUNT"]
+    if late:
+        raise pytest.UsageError(
+            f"foo's runtime started before pytest configured it (a plugin loaded before torch_foo's "
+            f"uses a foo device), with other values of {', '.join(late)} than the --foo options ask for; "
+            f"set them in the environment instead")
+
+
+class PerTestDevices:
+    """Makes each test own its device errors, races and counts."""
+
+    def __init__(self) -> None:
+        self._warnings: dict[str, list[str]] = {}
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item):
+        # Before fixtures: what they launch belongs to this test.
+        _C._take_op_counts()
+        if torch.foo.race_check_mode() != "off":
+            torch.foo.clear_race_reports()
+        item.stash[_DATA] = {}
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        marker = item.get_closest_marker("foo_faults")
+        if marker is None:
+            return (yield)
+        with inject_faults(*marker.args, **marker.kwargs):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem):
+        try:
+            result = yield  # fixture finalizers first: what they queue is this test's too
+        except BaseException as e:
+            problem = self._finish(item)
+            if problem:
+                e.add_note(problem)
+            raise
+        problem = self._finish(item)
+        if problem:
+            pytest.fail(problem, pytrace=False)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call):
+        report = yield
+        if report.failed:
+            item.stash[_FAILED] = True
+        if call.when == "teardown" and _DATA in item.stash:
+            data = item.stash[_DATA]
+            data["kernel_warnings"] = self._warnings.pop(item.nodeid, [])
+            report.user_properties.append(("torch_foo", data))
+        return report
+
+    def pytest_warning_recorded(self, warning_message, when, nodeid, location) -> None:
+        message = str(warning_message.message)
+        if when == "runtest" and _KERNEL_WARNING.match(message):
+            self._warnings.setdefault(nodeid, []).append(message)
+
+    def _finish(self, item: pytest.Item) -> str:
+        """Synchronizes every started device and records the test's data; returns what must fail the
+        test ("" if nothing)."""
+        errors = _synchronize_devices()
+        fallback, syncs = _C._take_op_counts()
+        races = torch.foo.race_reports() if torch.foo.race_check_mode() != "off" else []
+        item.stash[_DATA] = {
+            "fallback_ops": _by_count(fallback),
+            "host_syncs": _by_count(syncs),
+            "races": [r["message"] for r in races],
+            "kernel_errors": errors,
+        }
+        problems = []
+        if errors:
+            problems.append("foo kernels launched by this test failed:\n" + "\n".join(errors))
+        # In raise mode a race raises at the launch that completes it; one the test did not fail
+        # of was caught by the code under test.
+        if races and torch.foo.race_check_mode() == "raise" and not item.stash.get(_FAILED, False):
+            problems.append("stream races in this test were raised and caught by the code under test:\n"
+                            + "\n".join(r["message"] for r in races))
+        return "\n".join(problems)
+
+
+def _synchronize_devices() -> list[str]:
+    """Waits for every foo device the process started; the errors that were pending, one a line."""
+    if not torch.foo.is_initialized():
+        return []  # nothing was ever launched: do not start the runtime
+    errors = []
+    for device in range(torch.foo.device_count()):
+        for _ in range(_MAX_ERRORS_PER_DEVICE):
+            try:
+                torch.foo.synchronize(device)
+                break
+            except RuntimeError as e:
+                errors.append(f"foo:{device}: {e}")
+        else:
+            errors.append(f"foo:{device}: still failing after {_MAX_ERRORS_PER_DEVICE} errors")
+    return errors
+
+
+def _by_count(counts: dict) -> dict:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
