@@ -45,6 +45,7 @@
 #include "aten/IValueTensors.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
+#include "aten/OpCounts.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGenerator.h"
 #include "runtime/FooStream.h"
@@ -65,7 +66,6 @@ std::string full_name(const c10::OperatorHandle& op) {
 struct FallbackLog {
   std::mutex mutex;
   std::set<std::string> ops;
-  std::set<std::string> synchronizing;
   const bool warn = [] {
     const char* v = std::getenv("FOO_WARN_FALLBACK");
     std::string value = v == nullptr ? "" : v;
@@ -79,15 +79,11 @@ struct FallbackLog {
   }();
 
   void note(const std::string& op) {
+    count_fallback_call(op);
     std::lock_guard<std::mutex> lock(mutex);
     if (ops.insert(op).second && warn) {
       TORCH_WARN("The operator '", op, "' has no foo kernel: it runs through the CPU fallback.");
     }
-  }
-
-  void note_synchronizing(const std::string& op) {
-    std::lock_guard<std::mutex> lock(mutex);
-    synchronizing.insert(op);
   }
 };
 
@@ -595,7 +591,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
       return run_queued(op, stack, num_args, device, *meta, widening);
     }
   }
-  log().note_synchronizing(name);
+  note_synchronizing(name);
   run_synchronously(op, stack, num_args, device, widening);
 }
 
@@ -621,11 +617,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 std::vector<std::string> fallback_ops() {
   std::lock_guard<std::mutex> lock(log().mutex);
   return {log().ops.begin(), log().ops.end()};
-}
-
-std::vector<std::string> synchronizing_ops() {
-  std::lock_guard<std::mutex> lock(log().mutex);
-  return {log().synchronizing.begin(), log().synchronizing.end()};
 }
 
 }  // namespace foo::aten

@@ -11,6 +11,7 @@
 #include <c10/util/Exception.h>
 
 #include "aten/KernelTensor.h"
+#include "runtime/FooFaults.h"
 #include "runtime/FooKernelWarnings.h"
 #include "runtime/FooLaunch.h"
 #include "runtime/FooStream.h"
@@ -24,8 +25,12 @@ void use_thread_count(int threads);
 // for a kernel and the profiler, which may outlive the operator (one defined
 // from Python through torch.library can be destroyed).
 const char* lasting_name(const std::string& name);
-// Reports a failed kernel to foo_sim, naming the operator.
-void report_kernel_failure(const char* op_name, const char* what) noexcept;
+// Reports a failed kernel to foo_sim, naming the operator and, if known,
+// the site that launched it.
+void report_kernel_failure(const char* op_name, const char* what, const char* site) noexcept;
+// Queues, in place of an operator's kernel, one that fails as it would
+// (the fault injected there: FooFaults.h).
+void launch_failing_kernel(c10::DeviceIndex device, const char* op_name, const std::string& fault);
 
 // An operator's kernel as queued: its closure, with what the executor needs
 // to run it as the launching thread would have.
@@ -33,6 +38,7 @@ template <class F>
 struct OpKernel {
   const char* op_name;
   int threads;
+  const char* site;  // where it was launched, if recorded (launch_site_to_record)
   F fn;
   void operator()() {
     use_thread_count(threads);
@@ -41,9 +47,9 @@ struct OpKernel {
     try {
       fn();
     } catch (const c10::Error& e) {
-      report_kernel_failure(op_name, e.what_without_backtrace());
+      report_kernel_failure(op_name, e.what_without_backtrace(), site);
     } catch (const std::exception& e) {
-      report_kernel_failure(op_name, e.what());
+      report_kernel_failure(op_name, e.what(), site);
     }
   }
   // A graph replay's hint (FooLaunch.h): this header, then the closure's.
@@ -58,10 +64,15 @@ struct OpKernel {
 template <class F>
 void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
   reraise_kernel_warnings();  // earlier kernels': raised at the host's next call, as near as it gets
+  if (C10_UNLIKELY(faults_armed())) {
+    std::string fault = take_kernel_fault(op_name);
+    if (!fault.empty()) return launch_failing_kernel(device, op_name, fault);
+  }
   int threads = at::get_num_threads();
+  const char* site = launch_site_to_record();
   launch_kernel_made<ClosureRelease::ByLauncher>(
       getCurrentFooStream(device),
-      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, std::forward<F>(fn)}; }, op_name);
+      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, site, std::forward<F>(fn)}; }, op_name);
 }
 
 // For kernels whose CPU implementations exist only in functional form

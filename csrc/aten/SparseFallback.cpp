@@ -38,6 +38,7 @@
 #include "aten/IValueTensors.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
+#include "aten/OpCounts.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooStream.h"
 
@@ -224,6 +225,7 @@ void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
   TORCH_CHECK(device.has_value(), schema.name(), ": no foo tensor among the arguments of a foo sparse call");
   c10::DeviceGuard guard(*device);
   if (queueable(op, args)) return run_queued(op, stack, args, *device);
+  note_synchronizing(schema.name());
   getCurrentFooStream(device->index()).synchronize();
 
   Stack cpu;

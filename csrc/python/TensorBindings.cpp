@@ -1,6 +1,7 @@
 #include <pybind11/stl.h>
 
 #include "aten/Fallback.h"
+#include "aten/OpCounts.h"
 #include "python/Bindings.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGenerator.h"

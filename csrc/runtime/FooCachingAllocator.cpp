@@ -18,6 +18,7 @@
 
 #include "runtime/FooEvent.h"
 #include "runtime/FooException.h"
+#include "runtime/FooFaults.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGraphsUtils.h"
 #include "runtime/FooInit.h"
@@ -147,6 +148,13 @@ class DeviceCache {
     // During a capture events may not be queried (they may be captured,
     // and a global capture forbids queries), as in CUDA's allocator.
     if (routings_.empty()) process_events();
+    if (C10_UNLIKELY(faults_armed())) {
+      std::string fault = take_oom_fault();
+      if (!fault.empty()) {
+        ++stats_.num_ooms;
+        throw_out_of_memory(lock, requested, stream, context, fault);
+      }
+    }
     size_t size = round_size(requested);
     BlockPool& pool = pool_for(stream, size);
     Block* block = &pool == &small_ ? take_parked(stream, size) : nullptr;
@@ -526,8 +534,10 @@ class DeviceCache {
   // Records the failure (with the state of the cache, which a snapshot
   // taken by an observer shows), tells the observers with the lock
   // released, and raises torch.OutOfMemoryError.
+  // `injected`: the fault (FooFaults.h) that made this request fail, if one did.
   [[noreturn]] void throw_out_of_memory(std::unique_lock<std::mutex>& lock, size_t requested, fooStream_t stream,
-                                        const std::shared_ptr<c10::GatheredContext>& context) {
+                                        const std::shared_ptr<c10::GatheredContext>& context,
+                                        const std::string& injected = "") {
     size_t free = 0, total = 0;
     on_device(device_, [&] { return fooMemGetInfo(&free, &total); });
     if (history_recording()) {
@@ -554,8 +564,10 @@ class DeviceCache {
                      " of which ", format_size(free), " is free", limit, ". Of the allocated memory ",
                      format_size(allocated),
                      " is allocated by PyTorch, and ", format_size(reserved - allocated),
-                     " is reserved by PyTorch but unallocated. Set FOO_SIM_DEVICE_MEMORY for a larger device, or "
-                     "call torch.foo.empty_cache() to release cached memory.");
+                     " is reserved by PyTorch but unallocated. ",
+                     injected.empty() ? std::string("Set FOO_SIM_DEVICE_MEMORY for a larger device, or call "
+                                                    "torch.foo.empty_cache() to release cached memory.")
+                                      : "This failure was injected by the fault " + injected + ".");
   }
 
   bool should_split(const Block* block, size_t size) const {

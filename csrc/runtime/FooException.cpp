@@ -1,7 +1,9 @@
 #include "FooException.h"
 
 #include <atomic>
+#include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "FooInit.h"
 #include "FooRace.h"
@@ -27,7 +29,21 @@ std::string message_of(fooError_t error) {
 
 void set_launch_site_provider(LaunchSiteProvider provider) { g_launch_site.store(provider); }
 
+void set_record_launch_sites(bool on) { detail::record_launch_sites.store(on); }
+
 namespace detail {
+
+std::atomic<bool> record_launch_sites{false};
+
+const char* lasting_launch_site() {
+  LaunchSiteProvider provider = g_launch_site.load();
+  std::string site = provider ? provider() : std::string();
+  if (site.empty()) return nullptr;
+  static std::mutex mutex;
+  static auto* sites = new std::unordered_set<std::string>();  // never freed: queued kernels keep pointers
+  std::lock_guard<std::mutex> lock(mutex);
+  return sites->insert(std::move(site)).first->c_str();
+}
 
 void throw_foo_error(fooError_t error, const char* file, int line) {
   if (error == fooErrorInitializationError && in_bad_fork()) throw_bad_fork_error();
@@ -45,7 +61,8 @@ void throw_launch_failure(const char* file, int line) {
   std::string message = message_of(fooErrorLaunchFailure);
   LaunchSiteProvider provider = g_launch_site.load();
   std::string site = provider ? provider() : std::string();
-  if (!site.empty()) message += ", launched from " + site;
+  // A kernel launched while launch sites are recorded names its site itself.
+  if (!site.empty() && message.find(", launched from ") == std::string::npos) message += ", launched from " + site;
   throw_message(fooErrorLaunchFailure, message, file, line);
 }
 

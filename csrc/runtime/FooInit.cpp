@@ -9,6 +9,7 @@
 
 #include "FooCopyRunner.h"
 #include "FooException.h"
+#include "FooFaults.h"
 #include "FooFunctions.h"
 #include "FooIdleThreads.h"
 
@@ -32,6 +33,7 @@ void lazy_init() {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_initialized.load()) return;
   TORCH_CHECK(device_count() > 0, "Found no foo devices: ", no_device_reason());
+  arm_faults_from_environment();
   FOO_CHECK(fooInit());
   use_aten_threads_for_copies();
   release_openmp_teams_when_idle();

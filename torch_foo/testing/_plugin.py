@@ -9,6 +9,7 @@ host synchronizations, which go into the report (``--foo-report``).
 """
 
 import re
+from collections import Counter
 
 import pytest
 import torch
@@ -26,6 +27,7 @@ _MAX_ERRORS_PER_DEVICE = 32
 _KERNEL_WARNING = re.compile(r"^[A-Za-z_]\w*::[\w.]+: ")
 
 _DATA = pytest.StashKey[dict]()
+_COUNTS = pytest.StashKey[tuple]()
 _FAILED = pytest.StashKey[bool]()
 
 
@@ -42,6 +44,8 @@ def activate(config: pytest.Config, wanted: dict, before: dict, started_before: 
     worker = hasattr(config, "workerinput")
     controller = not worker and config.getoption("dist", default="no") != "no"
     if not controller:
+        # A kernel error found at a test's teardown names the line that launched it.
+        _C._set_record_launch_sites(True)
         config.pluginmanager.register(PerTestDevices(), "torch_foo_per_test")
     if not worker:
         config.pluginmanager.register(FooReport(config), "torch_foo_report")
@@ -75,7 +79,7 @@ class PerTestDevices:
         _C._take_op_counts()
         if torch.foo.race_check_mode() != "off":
             torch.foo.clear_race_reports()
-        item.stash[_DATA] = {}
+        item.stash[_COUNTS] = (Counter(), Counter())
         return (yield)
 
     @pytest.hookimpl(wrapper=True)
@@ -102,7 +106,10 @@ class PerTestDevices:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call):
+        _count(item)
         report = yield
+        # Rendering a failure (pytest's repr of foo tensors) reads the device: not the test's doing.
+        _C._take_op_counts()
         if report.failed:
             item.stash[_FAILED] = True
         if call.when == "teardown" and _DATA in item.stash:
@@ -120,7 +127,7 @@ class PerTestDevices:
         """Synchronizes every started device and records the test's data; returns what must fail the
         test ("" if nothing)."""
         errors = _synchronize_devices()
-        fallback, syncs = _C._take_op_counts()
+        fallback, syncs = _count(item)
         races = torch.foo.race_reports() if torch.foo.race_check_mode() != "off" else []
         item.stash[_DATA] = {
             "fallback_ops": _by_count(fallback),
@@ -154,6 +161,15 @@ def _synchronize_devices() -> list[str]:
         else:
             errors.append(f"foo:{device}: still failing after {_MAX_ERRORS_PER_DEVICE} errors")
     return errors
+
+
+def _count(item: pytest.Item) -> tuple:
+    """Adds what the operators did since the last take to the test's counts; the counts."""
+    fallback, syncs = item.stash.setdefault(_COUNTS, (Counter(), Counter()))
+    new_fallback, new_syncs = _C._take_op_counts()
+    fallback.update(new_fallback)
+    syncs.update(new_syncs)
+    return fallback, syncs
 
 
 def _by_count(counts: dict) -> dict:

@@ -48,11 +48,14 @@ FOO_KNOWN_DIFFERENCES = [
       "fft.hfftn", "fft.ihfftn"),
      (torch.half, torch.complex32),
      "foo has no half or complex32 FFT (CUDA has; foo raises, as CPU does)"),
-    (("nansum", "nanmean"), (torch.complex64, torch.complex128),
+    (("nansum", "nanmean"), (torch.complex32, torch.complex64, torch.complex128),
      "foo has no complex nansum/nanmean (CUDA has; foo raises, as CPU does)"),
     (("diag",), (torch.complex32,), "foo has no complex32 diag (CUDA has; foo raises, as CPU does)"),
+    (("torch.ops.aten._flash_attention_forward", "torch.ops.aten._efficient_attention_forward"),
+     (torch.float16, torch.bfloat16, torch.float32), "a fused CUDA attention kernel, which foo does not implement"),
     (("scatter_reduce.prod", "scatter_reduce.amin", "scatter_reduce.amax"), (torch.bool,),
      "foo computes bool scatter_reduce with prod/amin/amax, as CPU does; CUDA raises"),
+    (("norm", "norm.inf"), (torch.complex32,), "foo computes complex32 norms, as CPU does; CUDA raises"),
 ]
 
 
