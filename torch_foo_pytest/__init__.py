@@ -10,6 +10,7 @@ over to :mod:`torch_foo.testing._plugin`.
 """
 
 import os
+import sys
 
 import pytest
 
@@ -20,6 +21,9 @@ import pytest
 STRICT_LAUNCH_DELAY_US = "100"
 
 _OPTIONS_NEEDING_FOO = ("foo_devices", "foo_memory", "foo_strict", "foo_report", "foo_faults")
+
+# (the FOO_SIM_* values the options ask for, their values before, whether the runtime had started)
+_MACHINE = pytest.StashKey[tuple]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,9 +75,6 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     _configure_machine(early_config, options)
 
 
-_MACHINE = pytest.StashKey[tuple]()
-
-
 def _configure_machine(config: pytest.Config, options) -> None:
     """Sets the FOO_SIM_* variables the options ask for; remembers what they were and whether the
     runtime had already started (then they came too late: the plugin checks what is in force)."""
@@ -86,16 +87,16 @@ def _configure_machine(config: pytest.Config, options) -> None:
 def _runtime_started() -> bool:
     """Whether foo's runtime already runs in this process (another plugin started it), without
     importing anything."""
-    import sys
-
     foo = getattr(sys.modules.get("torch"), "foo", None)
     return bool(foo is not None and foo.is_initialized())
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "foo_faults(spec): with --foo, inject faults (as --foo-faults) during "
+                                       "this test, counted from its start")
     if not config.getoption("foo"):
         return
-    if _MACHINE not in config.stash:  # registered after the initial conftests (-p from a conftest)
+    if _MACHINE not in config.stash:  # loaded after the initial conftests (a conftest's pytest_plugins)
         _configure_machine(config, config.option)
     from torch_foo.testing._plugin import activate
 
