@@ -177,7 +177,7 @@ def test_ci_demo_under_strict_mode_fails_exactly_the_test_that_forgets_a_wait(tm
     assert "CPU fallback:" in summary and "aten::bincount" in summary and "host syncs:" in summary
 
 
-def test_the_report_gathers_the_tests_of_every_xdist_worker(tmp_path):
+def test_the_report_gathers_the_tests_and_kernel_warnings_of_every_xdist_worker(tmp_path):
     _suite(tmp_path, """
         import pytest
         import torch
@@ -185,13 +185,20 @@ def test_the_report_gathers_the_tests_of_every_xdist_worker(tmp_path):
         @pytest.mark.parametrize("n", range(4))
         def test_unique(n):
             assert torch.unique(torch.arange(n + 1, device="foo")).numel() == n + 1
+
+        def test_std_of_one_element():
+            torch.ones(1, device="foo").std()  # the kernel warns: no degrees of freedom
+            torch.foo.synchronize()
     """)
     result = _pytest(["--foo", "-p", "xdist", "-n", "2", "--foo-report=r.json"], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    tests = json.loads((tmp_path / "r.json").read_text())["tests"]
-    assert sorted(t["nodeid"] for t in tests) == [f"test_sample.py::test_unique[{n}]" for n in range(4)]
-    for t in tests:
-        assert t["outcome"] == "passed" and t["host_syncs"]["aten::_unique2"] == 1
+    tests = {t["nodeid"].split("::")[1]: t for t in json.loads((tmp_path / "r.json").read_text())["tests"]}
+    assert sorted(tests) == sorted([f"test_unique[{n}]" for n in range(4)] + ["test_std_of_one_element"])
+    warned = tests.pop("test_std_of_one_element")
+    assert len(warned["kernel_warnings"]) == 1 and warned["kernel_warnings"][0].startswith("aten::std: std(): degrees")
+    for t in tests.values():
+        assert t["outcome"] == "passed" and t["host_syncs"]["aten::_unique2"] == 1 and not t["kernel_warnings"]
+    assert "1 with kernel warnings" in result.stdout
 
 
 def test_the_faults_marker_and_option(tmp_path):

@@ -8,7 +8,6 @@ pending error, no race report and fresh counts of fallback operators and
 host synchronizations, which go into the report (``--foo-report``).
 """
 
-import re
 from collections import Counter
 
 import pytest
@@ -21,10 +20,6 @@ from torch_foo.testing._report import FooReport
 # Errors one synchronization may raise in a row (each pending error is raised
 # once): past this many, a device that keeps failing is reported as such.
 _MAX_ERRORS_PER_DEVICE = 32
-
-# A warning that a foo kernel raised on an executor: foo re-raises it on the
-# host prefixed with its operator's name ("aten::std: ...").
-_KERNEL_WARNING = re.compile(r"^[A-Za-z_]\w*::[\w.]+: ")
 
 _DATA = pytest.StashKey[dict]()
 _COUNTS = pytest.StashKey[tuple]()
@@ -68,9 +63,6 @@ def _check_machine(wanted: dict, before: dict, started_before: bool) -> None:
 class PerTestDevices:
     """Makes each test own its device errors, races and counts."""
 
-    def __init__(self) -> None:
-        self._warnings: dict[str, list[str]] = {}
-
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item):
         # Before fixtures: what they launch belongs to this test.
@@ -111,15 +103,8 @@ class PerTestDevices:
         if report.failed:
             item.stash[_FAILED] = True
         if call.when == "teardown" and _DATA in item.stash:
-            data = item.stash[_DATA]
-            data["kernel_warnings"] = self._warnings.pop(item.nodeid, [])
-            report.user_properties.append(("torch_foo", data))
+            report.user_properties.append(("torch_foo", item.stash[_DATA]))
         return report
-
-    def pytest_warning_recorded(self, warning_message, when, nodeid, location) -> None:
-        message = str(warning_message.message)
-        if when == "runtest" and _KERNEL_WARNING.match(message):
-            self._warnings.setdefault(nodeid, []).append(message)
 
     def _finish(self, item: pytest.Item) -> str:
         """Synchronizes every started device and records the test's data; returns what must fail the

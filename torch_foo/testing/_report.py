@@ -8,6 +8,7 @@ teardown report (``user_properties``).
 
 import json
 import os
+import re
 from collections import Counter
 from importlib import metadata
 
@@ -15,6 +16,10 @@ import pytest
 
 # How many operators the terminal summary names in each list.
 _SUMMARY_TOP = 5
+
+# A warning that a foo kernel raised on an executor: foo re-raises it on the
+# host prefixed with its operator's name ("aten::std: ...").
+_KERNEL_WARNING = re.compile(r"^[A-Za-z_]\w*::[\w.]+: ")
 
 
 def _empty_entry(nodeid: str) -> dict:
@@ -50,6 +55,13 @@ class FooReport:
         for name, value in report.user_properties:
             if name == "torch_foo":
                 entry.update(value)
+
+    def pytest_warning_recorded(self, warning_message, when, nodeid, location) -> None:
+        # pytest hands a test's warnings over once the test is over, after its reports (from an
+        # xdist worker too).
+        message = str(warning_message.message)
+        if when == "runtest" and nodeid and _KERNEL_WARNING.match(message):
+            self._tests.setdefault(nodeid, _empty_entry(nodeid))["kernel_warnings"].append(message)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self._path is None:
