@@ -77,6 +77,13 @@ def test_devices_and_memory_options_set_the_simulated_machine(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_a_malformed_machine_is_a_usage_error(tmp_path):
+    _suite(tmp_path, "def test_x():\n    pass\n")
+    result = _pytest(["--foo", "--foo-memory=lots"], tmp_path)
+    assert result.returncode == 4
+    assert "--foo: no foo device: FOO_SIM_DEVICE_MEMORY='lots' is invalid" in result.stderr
+
+
 def test_options_are_refused_when_the_runtime_started_before_pytest_configured_it(tmp_path):
     # A plugin loaded before torch_foo's (-p) that uses a device: the runtime has read FOO_SIM_* already.
     (tmp_path / "early_plugin.py").write_text("import torch\ntorch.ones(1, device='foo')\n")

@@ -5,11 +5,11 @@ A spec is a comma-separated list of faults:
 - ``oom@N``: the N-th allocation request the caching allocator receives
   (tensor allocations on any foo device, not segments) raises
   ``torch.OutOfMemoryError``, as a real out-of-memory does;
-- ``kernel@OP:N``: the N-th launch of operator ``OP`` (its name as the
-  profiler shows it, ``aten::mm``; ``mm`` alone means ``aten::mm``, and a
-  name without overload matches every overload) fails on the device; the
-  error is reported at the next synchronization, naming the operator, as a
-  kernel error is.
+- ``kernel@OP:N``: the N-th launch of operator ``OP`` (the kernel's name
+  as the profiler shows it on foo's device, ``aten::mm``; ``mm`` alone
+  means ``aten::mm``, and a name without overload matches every overload)
+  fails on the device; the error is reported at the next synchronization,
+  naming the operator, as a kernel error is.
 
 Each fault fires once. ``FOO_SIM_FAULTS=SPEC`` arms a spec for the whole
 process, counted from the runtime's start; :func:`inject_faults` arms one

@@ -29,6 +29,8 @@ _FAILED = pytest.StashKey[bool]()
 def activate(config: pytest.Config, wanted: dict, before: dict, started_before: bool) -> None:
     """Registers the per-test device checks where tests run, and the report where reports arrive."""
     _check_machine(wanted, before, started_before)
+    if torch.foo.device_count() == 0:  # reads the configuration without starting the runtime
+        raise pytest.UsageError(f"--foo: no foo device: {_C._no_device_reason()}")
     spec = config.getoption("foo_faults")
     if spec is not None:
         problem = _C._faults_check(spec)
