@@ -65,10 +65,13 @@ class _FooDeviceType(str):
     It hashes as ``"foo"``: a table a test keys by device type finds foo's entry, not CUDA's."""
 
     def __eq__(self, other):
-        return str.__eq__(self, other) or other == "cuda"
+        if not isinstance(other, str):
+            return NotImplemented
+        return str.__eq__(self, other) or str.__eq__("cuda", other)
 
     def __ne__(self, other):
-        return not self.__eq__(other)
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     __hash__ = str.__hash__
 
