@@ -58,11 +58,15 @@ def test_without_foo_a_suite_runs_as_before_and_torch_is_never_imported(tmp_path
         assert option in help_text
 
 
-def test_foo_options_without_foo_are_a_usage_error(tmp_path):
+@pytest.mark.parametrize("args, message", [
+    (["--foo-strict", "--foo-report=r.json"], "--foo-strict, --foo-report given without --foo"),
+    (["--foo", "--foo-devices=0"], "--foo-devices=0: expected an integer from 1 to 64"),
+    (["--foo", "--foo-memory=lots"], "--foo: no foo device: FOO_SIM_DEVICE_MEMORY='lots' is invalid"),
+])
+def test_bad_options_are_usage_errors(tmp_path, args, message):
     _suite(tmp_path, "def test_x():\n    pass\n")
-    result = _pytest(["--foo-strict", "--foo-report=r.json"], tmp_path)
-    assert result.returncode == 4
-    assert "--foo-strict, --foo-report given without --foo" in result.stderr
+    result = _pytest(args, tmp_path)
+    assert result.returncode == 4 and message in result.stderr, result.stdout + result.stderr
 
 
 def test_devices_and_memory_options_set_the_simulated_machine(tmp_path):
@@ -75,13 +79,6 @@ def test_devices_and_memory_options_set_the_simulated_machine(tmp_path):
     """)
     result = _pytest(["--foo", "--foo-devices=3", "--foo-memory=1GiB"], tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_a_malformed_machine_is_a_usage_error(tmp_path):
-    _suite(tmp_path, "def test_x():\n    pass\n")
-    result = _pytest(["--foo", "--foo-memory=lots"], tmp_path)
-    assert result.returncode == 4
-    assert "--foo: no foo device: FOO_SIM_DEVICE_MEMORY='lots' is invalid" in result.stderr
 
 
 def test_options_are_refused_when_the_runtime_started_before_pytest_configured_it(tmp_path):
