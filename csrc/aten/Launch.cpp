@@ -7,7 +7,7 @@
 
 namespace foo::aten {
 
-const char* lasting_name(const std::string& name) {
+const char* interned_name(const std::string& name) {
   static std::mutex mutex;
   static auto* names = new std::unordered_set<std::string>();  // never freed: kernels and traces keep pointers
   std::lock_guard<std::mutex> lock(mutex);

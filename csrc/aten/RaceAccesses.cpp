@@ -15,8 +15,9 @@
 #include <c10/util/Exception.h>
 #include <foo_sim/foo_race.h>
 
+#include "aten/OperatorName.h"
 #include "aten/TensorByteRuns.h"
-#include "runtime/FooLentMemory.h"
+#include "runtime/FooBufferRegistration.h"
 #include "runtime/FooRace.h"
 
 namespace foo::aten {
@@ -57,7 +58,7 @@ const OpInfo* op_info(const at::RecordFunction& fn) {
   thread_local std::unordered_map<std::string, std::unique_ptr<OpInfo>> cache;
   std::optional<c10::OperatorName> name = fn.operator_name();
   if (!name) return nullptr;
-  std::string key = name->overload_name.empty() ? name->name : name->name + "." + name->overload_name;
+  std::string key = full_name(*name);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second.get();
   auto info = std::make_unique<OpInfo>();
@@ -180,7 +181,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     if (fooPointerGetAttributes(&attributes, begin) != fooSuccess || attributes.type == fooMemoryTypeUnregistered) {
       continue;
     }
-    if (is_lent(begin, bytes)) continue;  // another library's thread, working for a kernel
+    if (is_registered_buffer(begin, bytes)) continue;  // another library's thread, working for a kernel
     // The race (raise mode) fails the thread's next foo call: a callback
     // cannot raise.
     fooRaceHostAccess(begin, bytes, g.writes[i] ? 1 : 0, describe(t).c_str(), info->name.c_str(), site().c_str());

@@ -1,12 +1,12 @@
-#include "FooException.h"
+#include "runtime/FooException.h"
 
 #include <atomic>
 #include <mutex>
 #include <string>
 #include <unordered_set>
 
-#include "FooInit.h"
-#include "FooRace.h"
+#include "runtime/FooInit.h"
+#include "runtime/FooRace.h"
 
 namespace foo {
 namespace {
