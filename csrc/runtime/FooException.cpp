@@ -1,9 +1,7 @@
 #include "runtime/FooException.h"
 
 #include <atomic>
-#include <mutex>
 #include <string>
-#include <unordered_set>
 
 #include "runtime/FooInit.h"
 #include "runtime/FooRace.h"
@@ -35,14 +33,9 @@ namespace detail {
 
 std::atomic<bool> record_launch_sites{false};
 
-const char* lasting_launch_site() {
-  LaunchSiteProvider provider = g_launch_site.load();
-  std::string site = provider ? provider() : std::string();
-  if (site.empty()) return nullptr;
-  static std::mutex mutex;
-  static auto* sites = new std::unordered_set<std::string>();  // never freed: queued kernels keep pointers
-  std::lock_guard<std::mutex> lock(mutex);
-  return sites->insert(std::move(site)).first->c_str();
+const char* launch_site() {
+  LaunchSiteProvider provider = g_launch_site.load(std::memory_order_relaxed);
+  return provider ? provider() : nullptr;
 }
 
 void throw_foo_error(fooError_t error, const char* file, int line) {
@@ -59,10 +52,11 @@ void throw_foo_error(fooError_t error, const char* file, int line) {
 
 void throw_launch_failure(const char* file, int line) {
   std::string message = message_of(fooErrorLaunchFailure);
-  LaunchSiteProvider provider = g_launch_site.load();
-  std::string site = provider ? provider() : std::string();
+  const char* site = launch_site();
   // A kernel launched while launch sites are recorded names its site itself.
-  if (!site.empty() && message.find(", launched from ") == std::string::npos) message += ", launched from " + site;
+  if (site != nullptr && message.find(", launched from ") == std::string::npos) {
+    message += std::string(", launched from ") + site;
+  }
   throw_message(fooErrorLaunchFailure, message, file, line);
 }
 
