@@ -17,7 +17,7 @@ import pytest
 # The strict mode's launch delay when the environment sets none: long
 # enough that a kernel queued without a wait reliably runs after the host
 # has moved on, short enough for a suite of small tests (see
-# docs/testing-your-library.md for what it costs).
+# docs/guide/testing-your-library.md for what it costs).
 STRICT_LAUNCH_DELAY_US = "100"
 
 _OPTIONS_NEEDING_FOO = ("foo_devices", "foo_memory", "foo_strict", "foo_report", "foo_faults")

@@ -2,7 +2,7 @@
 
 transformers and diffusers import a spec by file name from the working
 directory, so their specs are meant to be imported by a file of the user's
-(docs/testing-your-library.md); PyTorch's ``TORCH_TEST_DEVICES`` takes the
+(docs/guide/testing-your-library.md); PyTorch's ``TORCH_TEST_DEVICES`` takes the
 path itself: ``TORCH_TEST_DEVICES=$(python -m torch_foo testing-paths torch)``.
 """
 

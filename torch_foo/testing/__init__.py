@@ -10,7 +10,7 @@
   ``diffusers_device_spec.py`` (``DIFFUSERS_TEST_DEVICE_SPEC``) and
   ``torch_test_base.py`` (PyTorch's ``TORCH_TEST_DEVICES``).
 
-docs/testing-your-library.md shows them in a library's CI.
+docs/guide/testing-your-library.md shows them in a library's CI.
 """
 
 import os

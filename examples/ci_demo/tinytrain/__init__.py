@@ -1,7 +1,7 @@
 """tinytrain: a small device-agnostic training utility.
 
 It is torch_foo's example of a library whose test suite runs on foo in CI
-(docs/testing-your-library.md): nothing in it names a device type; it uses
+(docs/guide/testing-your-library.md): nothing in it names a device type; it uses
 whatever accelerator torch reports, or the CPU.
 """
 
