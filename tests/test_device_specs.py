@@ -77,8 +77,10 @@ TINY_MODEL_TEST = """
 
 
 def test_transformers_model_tests_run_on_foo_with_the_spec(tmp_path):
-    pytest.importorskip("transformers")
-    # As docs/testing-your-library.md says: a file beside the tests that imports the spec.
+    # Not in requirements-dev.txt: it would double the packages a CI install
+    # resolves. Checked against transformers 5.24.0.
+    pytest.importorskip("transformers", reason="transformers is not installed (pip install transformers==5.24.0)")
+    # As docs/guide/testing-your-library.md says: a file beside the tests that imports the spec.
     (tmp_path / "foo_spec.py").write_text("from torch_foo.testing.transformers_device_spec import *  # noqa\n")
     (tmp_path / "test_tiny_model.py").write_text(textwrap.dedent(TINY_MODEL_TEST))
     result = _run(["-m", "pytest", "-p", "no:cacheprovider", "-q", "--foo"], tmp_path,
@@ -87,10 +89,28 @@ def test_transformers_model_tests_run_on_foo_with_the_spec(tmp_path):
     assert "2 passed" in result.stdout
 
 
-def test_the_diffusers_spec_has_the_keys_diffusers_reads(foo):
-    spec = importlib.util.spec_from_file_location("foo_diffusers_spec", SPEC_FILES["DIFFUSERS_TEST_DEVICE_SPEC"])
+def _load_spec(variable):
+    spec = importlib.util.spec_from_file_location(f"foo_spec_{variable.lower()}", SPEC_FILES[variable])
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_the_transformers_spec_works_outside_transformers(foo):
+    # Imported with transformers' testing_utils absent (where transformers is
+    # not installed, say), its functions still act on foo.
+    module = _load_spec("TRANSFORMERS_TEST_DEVICE_SPEC")
+    assert module.DEVICE_NAME == "foo" and module.DEVICE_COUNT_FN() == 2
+    module.MANUAL_SEED_FN(5)
+    a = torch.rand(3, device="foo")
+    module.MANUAL_SEED_FN(5)
+    assert torch.equal(a, torch.rand(3, device="foo"))
+    module.EMPTY_CACHE_FN()
+    assert sorted(module.__all__) == ["DEVICE_COUNT_FN", "DEVICE_NAME", "EMPTY_CACHE_FN", "MANUAL_SEED_FN"]
+
+
+def test_the_diffusers_spec_has_the_keys_diffusers_reads(foo):
+    module = _load_spec("DIFFUSERS_TEST_DEVICE_SPEC")
     assert module.DEVICE_NAME == "foo" and module.SUPPORTS_TRAINING is True
     assert module.DEVICE_COUNT_FN() == 2
     module.MANUAL_SEED_FN(0)

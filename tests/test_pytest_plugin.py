@@ -178,7 +178,7 @@ def test_ci_demo_under_strict_mode_fails_exactly_the_test_that_forgets_a_wait(tm
     summary = out[out.index("torch_foo"):]
     assert "5 tests on foo (strict): 1 with stream races" in summary
     assert "race: tests/test_tinytrain.py::test_scoring_on_a_side_stream" in summary
-    assert "CPU fallback:" in summary and "aten::bincount" in summary and "host syncs:" in summary
+    assert "CPU fallback:" in summary and "aten::bincount (4 calls in 1 test)" in summary and "host syncs:" in summary
 
 
 def test_the_report_gathers_the_tests_and_kernel_warnings_of_every_xdist_worker(tmp_path):

@@ -43,6 +43,10 @@ def _outcome(previous, report: pytest.TestReport):
     return previous
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 class FooReport:
     def __init__(self, config: pytest.Config) -> None:
         self._config = config
@@ -86,7 +90,7 @@ class FooReport:
         strict = " (strict)" if self._config.getoption("foo_strict") else ""
         raced = [t["nodeid"] for t in tests if t["races"]]
         failed_kernels = [t["nodeid"] for t in tests if t["kernel_errors"]]
-        write(f"{len(tests)} tests on foo{strict}: {len(raced)} with stream races, "
+        write(f"{_count(len(tests), 'test')} on foo{strict}: {len(raced)} with stream races, "
               f"{len(failed_kernels)} with kernel errors at teardown, "
               f"{sum(1 for t in tests if t['kernel_warnings'])} with kernel warnings")
         for nodeid in raced:
@@ -100,8 +104,9 @@ class FooReport:
                     calls[op] += n
                     in_tests[op] += 1
             if calls:
-                top = ", ".join(f"{op} ({n} in {in_tests[op]} tests)" for op, n in calls.most_common(_SUMMARY_TOP))
-                write(f"{title}: {len(calls)} operators; most frequent: {top}")
+                top = ", ".join(f"{op} ({n} calls in {_count(in_tests[op], 'test')})"
+                                for op, n in calls.most_common(_SUMMARY_TOP))
+                write(f"{title}: {_count(len(calls), 'operator')}; most frequent: {top}")
             else:
                 write(f"{title}: none")
         if self._path is not None:
