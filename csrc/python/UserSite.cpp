@@ -1,5 +1,6 @@
 #include "python/UserSite.h"
 
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,10 +20,22 @@ std::string package_dir(const char* package) {
          "/";
 }
 
+// Where inductor writes the wrapper code it generates (torch.compile): its
+// frames stand between a compiled call and the kernels it launches. Read
+// for each code object seen first: inductor sets the variable when it first
+// compiles, before it writes any wrapper.
+bool is_generated_file(const std::string& file) {
+  const char* dir = std::getenv("TORCHINDUCTOR_CACHE_DIR");
+  if (dir == nullptr || *dir == '\0') return false;
+  std::string prefix = std::string(dir) + "/";
+  return file.rfind(prefix, 0) == 0;
+}
+
 bool is_library_file(const std::string& file) {
   static const std::string torch_dir = package_dir("torch");
   static const std::string foo_dir = package_dir("torch_foo");
-  return file.rfind(torch_dir, 0) == 0 || file.rfind(foo_dir, 0) == 0 || file.rfind("<frozen", 0) == 0;
+  return file.rfind(torch_dir, 0) == 0 || file.rfind(foo_dir, 0) == 0 || file.rfind("<frozen", 0) == 0 ||
+         is_generated_file(file);
 }
 
 // Where in a code object the frame is: its last instruction, a cheap key
@@ -37,8 +50,8 @@ int position_in(PyFrameObject* frame) {
 
 // What a launch needs to know of a code object, found once. A launch pays
 // a lookup per frame it walks: the user's line is found by skipping
-// torch's and torch_foo's frames, and its "file:line" is built once per
-// launching instruction.
+// library frames (is_library_file, decided once per code object), and its
+// "file:line" is built once per launching instruction.
 struct CodeSites {
   bool library = false;
   std::string file;
@@ -50,7 +63,8 @@ struct CodeSites {
 // Code objects made without end (exec'd strings) would grow it without
 // end: past kMaxCodes, sites are found without the cache.
 std::unordered_map<PyCodeObject*, CodeSites>& codes() {
-  static auto* instance = new std::unordered_map<PyCodeObject*, CodeSites>();  // never destroyed: see sites()
+  // Never destroyed: its keys hold references that Python may not take back after it finalizes.
+  static auto* instance = new std::unordered_map<PyCodeObject*, CodeSites>();
   return *instance;
 }
 constexpr size_t kMaxCodes = 1 << 14;
@@ -67,7 +81,7 @@ std::string file_of(PyCodeObject* code) {
   return name ? name : "";
 }
 
-// The frame's site if its code is the user's; nullptr for torch's and torch_foo's.
+// The frame's site if its code is the user's; nullptr for library code.
 const char* user_site_of(PyFrameObject* frame, PyCodeObject* code) {
   auto it = codes().find(code);
   if (it == codes().end()) {

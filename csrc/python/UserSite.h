@@ -1,9 +1,10 @@
-// Where the user's Python program is: the innermost frame outside torch and
-// torch_foo (the user's line, not the library code between it and the
-// operator), as "file:line" in storage that lives as long as the process;
-// nullptr when the thread has no Python frame. Every launch asks for it
-// while launch sites are recorded or the race detector is on, so a site
-// is built once per launching instruction and then looked up.
+// Where the user's Python program is: the innermost frame outside torch,
+// torch_foo and the wrapper code torch.compile generates (the user's line,
+// not the library code between it and the operator), as "file:line" in
+// storage that lives as long as the process; nullptr when the thread has no
+// Python frame. Every launch asks for it while launch sites are recorded or
+// the race detector is on, so a site is built once per launching
+// instruction and then looked up.
 #pragma once
 
 namespace foo::python {
