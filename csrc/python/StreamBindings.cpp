@@ -23,6 +23,9 @@ void bind_streams(py::module& m) {
   m.def("_stream_native_handle", [](c10::Stream s) { return reinterpret_cast<uintptr_t>(FooStream(s).stream()); });
   m.def("_stream_priority", [](c10::Stream s) { return FooStream(s).priority(); });
   m.def("_sleep", &aten::sleep);
+  // Kernels the calling thread ran while waiting for them (foo_sim's host
+  // work); for tests.
+  m.def("_host_work_count", [] { return fooHostWorkCount(); });
   // torch.Event.elapsed_time accepts only the exact torch.Event type; this
   // serves torch.foo.Event, a subclass, with the same c10::Event underneath.
   m.def("_event_elapsed_time", [](py::handle start, py::handle end) {

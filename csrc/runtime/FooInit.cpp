@@ -10,6 +10,7 @@
 #include "FooCopyRunner.h"
 #include "FooException.h"
 #include "FooFunctions.h"
+#include "FooHostWork.h"
 #include "FooIdleThreads.h"
 
 namespace foo {
@@ -35,6 +36,7 @@ void lazy_init() {
   FOO_CHECK(fooInit());
   use_aten_threads_for_copies();
   release_openmp_teams_when_idle();
+  run_host_work_in_executor_state();
   // Registered once: the flag must survive every later fork.
   static const int registered = pthread_atfork(nullptr, nullptr, &on_fork_child);
   (void)registered;
