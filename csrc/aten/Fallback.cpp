@@ -42,6 +42,7 @@
 #include "aten/Fallback.h"
 #include "aten/KernelChecks.h"
 #include "aten/FallbackMetaCache.h"
+#include "aten/HostResult.h"
 #include "aten/IValueTensors.h"
 #include "aten/KernelTensor.h"
 #include "aten/Launch.h"
@@ -267,12 +268,7 @@ void run_views(const c10::OperatorHandle& op, Stack* stack, size_t num_args) {
   }
 }
 
-at::Tensor foo_copy_of(const at::Tensor& cpu, c10::Device device) {
-  if (cpu.layout() != c10::kStrided) return cpu.to(device);  // a sparse result: its indices and values
-  auto out = empty_strided_foo(cpu.sizes(), cpu.strides(), cpu.options().device(device));
-  out.copy_(cpu);
-  return out;
-}
+at::Tensor foo_copy_of(const at::Tensor& cpu, c10::Device device) { return foo_tensor_from_host(cpu, device); }
 
 bool is_out_argument(const c10::Argument& a) {
   return a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite();
@@ -622,6 +618,8 @@ std::vector<std::string> fallback_ops() {
   std::lock_guard<std::mutex> lock(log().mutex);
   return {log().ops.begin(), log().ops.end()};
 }
+
+void note_synchronizing_op(const char* name) { log().note_synchronizing(name); }
 
 std::vector<std::string> synchronizing_ops() {
   std::lock_guard<std::mutex> lock(log().mutex);
