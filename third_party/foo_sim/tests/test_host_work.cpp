@@ -151,18 +151,29 @@ TEST(a_failure_in_work_the_host_ran_is_reported_once_by_the_wait) {
   CHECK_OK(fooStreamDestroy(s));
 }
 
+namespace {
+// A captured kernel runs once per replay, on the same data (so not
+// harness::launch's, which frees its closure after one run).
+struct Node {
+  int number;
+  std::vector<int>* order;
+  std::thread::id* ran;
+};
+void run_node(void* p) {
+  auto* n = static_cast<Node*>(p);
+  n->order->push_back(n->number);
+  *n->ran = std::this_thread::get_id();
+}
+}  // namespace
+
 TEST(a_graph_replay_runs_on_the_waiting_host) {
   fooStream_t s;
   CHECK_OK(fooStreamCreate(&s));
   std::vector<int> order;
   std::thread::id ran;
+  Node nodes[] = {{1, &order, &ran}, {2, &order, &ran}, {3, &order, &ran}};
   CHECK_OK(fooStreamBeginCapture(s, fooStreamCaptureModeGlobal));
-  for (int i = 1; i <= 3; ++i) {
-    CHECK_OK(harness::launch(s, [&order, &ran, i] {
-      order.push_back(i);
-      ran = std::this_thread::get_id();
-    }));
-  }
+  for (Node& n : nodes) CHECK_OK(fooLaunchHostFunc(s, &run_node, &n));
   fooGraph_t g;
   fooGraphExec_t x;
   CHECK_OK(fooStreamEndCapture(s, &g));
