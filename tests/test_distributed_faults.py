@@ -65,7 +65,7 @@ def _mismatched(rank, world, dev):
     inp = torch.ones(4, device=dev, dtype=torch.float32 if rank == 0 else torch.float64)
     errors["all_gather_dtype"] = _error_of(
         lambda: (dist.all_gather_into_tensor(out.to(inp.dtype), inp), torch.foo.synchronize()))
-    # Different operations at the same point (signatures of different lengths).
+    # Different operations at the same point (fingerprints of different lengths).
     x = torch.ones(4, device=dev)
     errors["different_operations"] = _error_of(lambda: (
         dist.all_reduce(x) if rank == 0 else dist.all_gather([torch.empty(4, device=dev) for _ in range(world)], x),

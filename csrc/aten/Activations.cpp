@@ -4,8 +4,8 @@
 #include <ATen/ops/empty_like.h>
 #include <torch/library.h>
 
-#include "aten/KernelTensor.h"
 #include "aten/Launch.h"
+#include "aten/TensorInfo.h"
 
 namespace foo::aten {
 namespace {
@@ -13,7 +13,7 @@ namespace {
 void queue_relu(const at::Tensor& self, const at::Tensor& out) {
   if (out.numel() == 0) return;
   bool in_place = out.is_same(self);
-  launch_op(self.device().index(), "aten::relu", [o = KernelTensor(out), s = KernelTensor(self), in_place] {
+  launch_op(self.device().index(), "aten::relu", [o = TensorInfo(out), s = TensorInfo(self), in_place] {
     at::Tensor out_alias = o.cpu();
     at::cpu::clamp_min_out(out_alias, in_place ? out_alias : s.cpu(), 0);
   });

@@ -5,9 +5,9 @@
 #include <ATen/ops/_amp_update_scale.h>
 #include <torch/library.h>
 
-#include "aten/KernelTensor.h"
 #include "aten/Launch.h"
 #include "aten/Structured.h"
+#include "aten/TensorInfo.h"
 
 namespace foo::aten {
 namespace {
@@ -24,7 +24,7 @@ void non_finite_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, c
   TORCH_CHECK(inv_scale.scalar_type() == at::kFloat, "inv_scale must be a float tensor.");
   TORCH_CHECK(found_inf.scalar_type() == at::kFloat, "found_inf must be a float tensor.");
   if (grads.empty()) return;
-  std::vector<KernelTensor> kept;
+  std::vector<TensorInfo> kept;
   for (const at::Tensor& g : grads) {
     TORCH_CHECK(g.device() == device, name, ": every gradient must be on ", device, " like found_inf, but one is on ",
                 g.device());
@@ -33,7 +33,7 @@ void non_finite_check_and_unscale(at::TensorList grads, at::Tensor& found_inf, c
                 g.scalar_type());
     kept.emplace_back(g);
   }
-  launch_op(device.index(), name, [kept, f = KernelTensor(found_inf), s = KernelTensor(inv_scale)] {
+  launch_op(device.index(), name, [kept, f = TensorInfo(found_inf), s = TensorInfo(inv_scale)] {
     std::vector<at::Tensor> cpu;
     cpu.reserve(kept.size());
     for (const auto& g : kept) cpu.push_back(g.cpu());
@@ -55,7 +55,7 @@ at::Tensor& update_scale(at::Tensor& scale, at::Tensor& growth_tracker, const at
   TORCH_CHECK(growth_tracker.scalar_type() == at::kInt, "growth_tracker must be an int tensor.");
   TORCH_CHECK(found_inf.scalar_type() == at::kFloat, "found_inf must be a float tensor.");
   launch_op(device.index(), name,
-            [s = KernelTensor(scale), g = KernelTensor(growth_tracker), f = KernelTensor(found_inf), growth_factor,
+            [s = TensorInfo(scale), g = TensorInfo(growth_tracker), f = TensorInfo(found_inf), growth_factor,
              backoff_factor, growth_interval] {
               at::Tensor cpu_scale = s.cpu();
               at::Tensor cpu_tracker = g.cpu();

@@ -10,15 +10,15 @@
 namespace foo::aten {
 namespace {
 
-using TensorList = Carry<const at::ITensorListRef&>;
+using TensorList = KernelArgument<const at::ITensorListRef&>;
 
 void queue_cat(const at::Tensor& out, const at::ITensorListRef& tensors, int64_t dim) {
   const char* name = "aten::cat";
   for (const at::Tensor& t : tensors) check_same_device(out.device(), t, name);
   if (out.numel() == 0) return;
-  launch_op(out.device().index(), name, [o = KernelTensor(out), kept = TensorList::keep(tensors), dim] {
+  launch_op(out.device().index(), name, [o = TensorInfo(out), packed = TensorList::pack(tensors), dim] {
     at::Tensor dst = o.cpu();
-    at::cpu::cat_out(dst, TensorList::give(kept), dim);
+    at::cpu::cat_out(dst, TensorList::unpack(packed), dim);
   });
 }
 

@@ -50,10 +50,10 @@ at::Tensor convolution(const at::Tensor& input, const at::Tensor& weight, const 
   // complex32, which CUDA convolves and CPU does not, is computed in complex64.
   at::ScalarType compute = wider_compute_dtype(name, dtype).value_or(dtype);
   launch_into(device, name, {out},
-             [in = KernelTensor(input), w = KernelTensor(weight), b = Carry<const std::optional<at::Tensor>&>::keep(bias),
+             [in = TensorInfo(input), w = TensorInfo(weight), b = KernelArgument<const std::optional<at::Tensor>&>::pack(bias),
               stride = stride.vec(), padding = padding.vec(), dilation = dilation.vec(), transposed,
               output_padding = output_padding.vec(), groups, dtype, compute] {
-               std::optional<at::Tensor> bias = Carry<const std::optional<at::Tensor>&>::give(b);
+               std::optional<at::Tensor> bias = KernelArgument<const std::optional<at::Tensor>&>::unpack(b);
                if (bias) bias = widened(*bias, dtype, compute);
                return std::vector<at::Tensor>{at::convolution(widened(in.cpu(), dtype, compute),
                                                               widened(w.cpu(), dtype, compute), bias, stride, padding,
@@ -76,7 +76,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward(
   int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   at::Tensor grad_bias = output_mask[2] ? at::empty({channels}, weight.options()) : at::Tensor();
   launch_into(device, name, {grad_input, grad_weight, grad_bias},
-             [go = KernelTensor(grad_output), in = KernelTensor(input), w = KernelTensor(weight), stride = stride.vec(),
+             [go = TensorInfo(grad_output), in = TensorInfo(input), w = TensorInfo(weight), stride = stride.vec(),
               padding = padding.vec(), dilation = dilation.vec(), transposed, output_padding = output_padding.vec(),
               groups, output_mask, channels] {
                auto [gi, gw, gb] =

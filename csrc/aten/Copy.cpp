@@ -12,11 +12,11 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include "aten/KernelTensor.h"
 #include "aten/Launch.h"
+#include "aten/TensorInfo.h"
+#include "aten_runtime/FooHostAllocator.h"
 #include "runtime/FooEvent.h"
 #include "runtime/FooException.h"
-#include "runtime/FooHostAllocator.h"
 #include "runtime/FooStream.h"
 
 namespace foo::aten {
@@ -81,7 +81,7 @@ void copy_same_device(const at::Tensor& src, const at::Tensor& dst) {
                              getCurrentFooStream(device).stream()));
     return;
   }
-  launch_op(device, "aten::copy_", [s = KernelTensor(src), d = KernelTensor(dst)] { d.cpu().copy_(s.cpu()); });
+  launch_op(device, "aten::copy_", [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); });
 }
 
 // Between foo devices: on the destination's current stream, ordered after
@@ -100,7 +100,7 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
                                  nbytes(dst), dst_stream.stream()));
   } else {
     launch_op(dst.device().index(), "aten::copy_",
-              [s = KernelTensor(src), d = KernelTensor(dst)] { d.cpu().copy_(s.cpu()); });
+              [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); });
   }
   FooEvent copied;
   copied.record(dst_stream);

@@ -12,8 +12,8 @@
 #include <ATen/ops/sigmoid.h>
 #include <torch/library.h>
 
-#include "aten/KernelTensor.h"
 #include "aten/Launch.h"
+#include "aten/TensorInfo.h"
 
 namespace foo::aten {
 namespace {
@@ -89,7 +89,7 @@ at::Tensor mymuladd_foo(const at::Tensor& a, const at::Tensor& b, double c) {
   at::Tensor out = mymuladd_meta(a, b, c);
   if (out.numel() == 0) return out;
   launch_op(a.device().index(), "foo::mymuladd",
-            [o = KernelTensor(out), ka = KernelTensor(a), kb = KernelTensor(b), c] {
+            [o = TensorInfo(out), ka = TensorInfo(a), kb = TensorInfo(b), c] {
               at::Tensor dst = o.cpu();
               muladd_into(dst, ka.cpu(), kb.cpu(), c);
             });
@@ -101,7 +101,7 @@ at::Tensor scaled_silu_foo(const at::Tensor& x, double scale) {
               x.scalar_type());
   at::Tensor out = scaled_silu_meta(x, scale);
   if (out.numel() == 0) return out;
-  launch_op(x.device().index(), "foo::scaled_silu", [o = KernelTensor(out), kx = KernelTensor(x), scale] {
+  launch_op(x.device().index(), "foo::scaled_silu", [o = TensorInfo(out), kx = TensorInfo(x), scale] {
     at::Tensor dst = o.cpu();
     scaled_silu_into(dst, kx.cpu(), scale);
   });
@@ -112,7 +112,7 @@ at::Tensor scaled_silu_backward_foo(const at::Tensor& grad, const at::Tensor& x,
   at::Tensor out = scaled_silu_backward_meta(grad, x, scale);
   if (out.numel() == 0) return out;
   launch_op(x.device().index(), "foo::scaled_silu_backward",
-            [o = KernelTensor(out), kg = KernelTensor(grad), kx = KernelTensor(x), scale] {
+            [o = TensorInfo(out), kg = TensorInfo(grad), kx = TensorInfo(x), scale] {
               at::Tensor dst = o.cpu();
               scaled_silu_backward_into(dst, kg.cpu(), kx.cpu(), scale);
             });

@@ -14,9 +14,9 @@
 #include <torch/library.h>
 
 #include "aten/DeviceCheck.h"
-#include "aten/Fallback.h"
+#include "aten/FallbackLog.h"
 #include "aten/HostResult.h"
-#include "aten/KernelTensor.h"
+#include "aten/TensorInfo.h"
 #include "runtime/FooStream.h"
 
 namespace foo::aten {
@@ -27,7 +27,7 @@ const c10::DispatchKeySet kCpu(c10::DispatchKey::CPU);
 // Waits for the work queued before the call on the current stream of
 // `device`: the inputs are then in place.
 void wait_for_inputs(c10::Device device, const char* op_name) {
-  note_synchronizing_op(op_name);
+  fallback::note_synchronizing(op_name);
   getCurrentFooStream(device.index()).synchronize();
 }
 

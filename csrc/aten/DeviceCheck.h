@@ -16,7 +16,7 @@ namespace foo::aten {
 enum class DeviceCheck { ExactSame, NoCheck };
 
 // For operators known only by name (the fallback). Generated from
-// native_functions.yaml into DeviceCheckTable.cpp.
+// native_functions.yaml into generated/DeviceCheckTable.cpp.
 bool has_exact_device_check(std::string_view op_name_and_overload);
 
 // ExactSame: `t` is undefined or on `device`.

@@ -6,9 +6,9 @@
 #include <ATen/ops/ones_like.h>
 #include <torch/library.h>
 
-#include "aten/KernelTensor.h"
 #include "aten/Launch.h"
-#include "runtime/FooGenerator.h"
+#include "aten/TensorInfo.h"
+#include "aten_runtime/FooGenerator.h"
 
 namespace foo::aten {
 namespace {
@@ -21,13 +21,13 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   at::Tensor output = at::empty_like(input);
   at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool));
   at::Generator gen = default_generator(input.device().index());
-  KernelRng rng;
+  PhiloxFooState rng;
   {
     std::lock_guard<std::mutex> lock(gen.mutex());
-    rng = gen.get<FooGeneratorImpl>()->next_kernel_rng();
+    rng = gen.get<FooGeneratorImpl>()->philox_foo_state();
   }
   launch_op(input.device().index(), "aten::native_dropout",
-            [in = KernelTensor(input), out = KernelTensor(output), m = KernelTensor(mask), p, rng] {
+            [in = TensorInfo(input), out = TensorInfo(output), m = TensorInfo(mask), p, rng] {
               at::Tensor x = in.cpu();
               at::Tensor keep = at::empty_like(x).bernoulli_(1 - p, rng.generator());
               m.cpu().copy_(keep);
@@ -50,7 +50,7 @@ at::Tensor native_dropout_backward(const at::Tensor& grad_output, const at::Tens
   at::Tensor grad_input = at::empty_like(grad_output);
   if (grad_input.numel() == 0) return grad_input;
   launch_op(grad_output.device().index(), "aten::native_dropout_backward",
-            [g = KernelTensor(grad_output), m = KernelTensor(mask), out = KernelTensor(grad_input), scale] {
+            [g = TensorInfo(grad_output), m = TensorInfo(mask), out = TensorInfo(grad_input), scale] {
               at::Tensor o = out.cpu();
               at::mul_out(o, g.cpu(), m.cpu());
               o.mul_(scale);

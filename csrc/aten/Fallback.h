@@ -16,10 +16,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 // The operators that have gone through the CPU fallback in this process.
 std::vector<std::string> fallback_ops();
 // Those among them that synchronized the host with the stream because their
-// results depend on the data (nonzero, unique, .item(), ...), as on CUDA,
-// and the operators with foo kernels of their own that do
-// (note_synchronizing_op).
+// results depend on the data (nonzero, unique, .item(), ...), as on CUDA.
 std::vector<std::string> synchronizing_ops();
-void note_synchronizing_op(const char* name);
 
 }  // namespace foo::aten

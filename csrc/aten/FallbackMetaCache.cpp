@@ -161,7 +161,7 @@ constexpr size_t kMostSignatures = 1024;
 
 }  // namespace
 
-std::optional<Stack> remembered_meta_results(const c10::OperatorHandle& op, const Stack& args,
+std::optional<Stack> cached_meta_results(const c10::OperatorHandle& op, const Stack& args,
                                              std::optional<Stack> (*compute)(const c10::OperatorHandle&,
                                                                              const Stack&)) {
   thread_local std::unordered_map<std::vector<int64_t>, Stack, SignatureHash> remembered;

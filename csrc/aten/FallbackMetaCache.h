@@ -33,7 +33,7 @@ namespace foo::aten {
 // The meta result of `op` on `args` (foo tensors and plain values), as
 // `compute(op, args)` gives it: computed for the first call of each
 // signature on this thread, remembered for the next ones.
-std::optional<torch::jit::Stack> remembered_meta_results(
+std::optional<torch::jit::Stack> cached_meta_results(
     const c10::OperatorHandle& op, const torch::jit::Stack& args,
     std::optional<torch::jit::Stack> (*compute)(const c10::OperatorHandle&, const torch::jit::Stack&));
 

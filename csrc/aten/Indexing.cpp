@@ -31,7 +31,7 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   if (out.numel() == 0) return out;
   // Index values are checked by the kernel: an error surfaces at the next sync.
   launch_op(self.device().index(), name,
-            [o = KernelTensor(out), s = KernelTensor(self), i = KernelTensor(index), dim] {
+            [o = TensorInfo(out), s = TensorInfo(self), i = TensorInfo(index), dim] {
               at::Tensor dst = o.cpu();
               at::cpu::index_select_out(dst, s.cpu(), dim, i.cpu());
             });
@@ -49,7 +49,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad_output, const at::Ten
   check_same_device(grad_output.device(), indices, name);
   at::Tensor grad_weight = at::empty({num_weights, grad_output.size(-1)}, grad_output.options());
   launch_into(grad_output.device(), name, {grad_weight},
-             [g = KernelTensor(grad_output), i = KernelTensor(indices), num_weights, padding_idx, scale_grad_by_freq] {
+             [g = TensorInfo(grad_output), i = TensorInfo(indices), num_weights, padding_idx, scale_grad_by_freq] {
                return std::vector<at::Tensor>{
                    at::embedding_dense_backward(g.cpu(), i.cpu(), num_weights, padding_idx, scale_grad_by_freq)};
              });

@@ -3,12 +3,12 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "runtime/FooHostWork.h"
+#include "aten_runtime/FooHostWork.h"
 #include "runtime/FooIdleThreads.h"
 
 namespace foo::aten {
 
-const char* lasting_name(const std::string& name) {
+const char* interned_name(const std::string& name) {
   static std::mutex mutex;
   static auto* names = new std::unordered_set<std::string>();  // never freed: kernels and traces keep pointers
   std::lock_guard<std::mutex> lock(mutex);

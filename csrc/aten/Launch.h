@@ -10,7 +10,7 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
-#include "aten/KernelTensor.h"
+#include "aten/TensorInfo.h"
 #include "runtime/FooKernelWarnings.h"
 #include "runtime/FooLaunch.h"
 #include "runtime/FooStream.h"
@@ -23,7 +23,7 @@ void use_thread_count(int threads);
 // `name` in storage that lives as long as the process: an operator's name
 // for a kernel and the profiler, which may outlive the operator (one defined
 // from Python through torch.library can be destroyed).
-const char* lasting_name(const std::string& name);
+const char* interned_name(const std::string& name);
 // Reports a failed kernel to foo_sim, naming the operator.
 void report_kernel_failure(const char* op_name, const char* what) noexcept;
 
@@ -59,7 +59,7 @@ template <class F>
 void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
   reraise_kernel_warnings();  // earlier kernels': raised at the host's next call, as near as it gets
   int threads = at::get_num_threads();
-  launch_kernel_made<ClosureRelease::ByLauncher>(
+  launch_kernel_made<ClosureRelease::Deferred>(
       getCurrentFooStream(device),
       [&] { return OpKernel<std::decay_t<F>>{op_name, threads, std::forward<F>(fn)}; }, op_name);
 }
@@ -71,12 +71,12 @@ void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
 // copied once into its foo output.
 template <class F>
 void launch_into(c10::Device device, const char* op_name, const std::vector<at::Tensor>& outputs, F compute) {
-  std::vector<std::optional<KernelTensor>> targets;
+  std::vector<std::optional<TensorInfo>> targets;
   bool any = false;
   for (const at::Tensor& t : outputs) {
     bool wanted = t.defined() && t.numel() > 0;
     any = any || wanted;
-    targets.push_back(wanted ? std::optional<KernelTensor>(t) : std::nullopt);
+    targets.push_back(wanted ? std::optional<TensorInfo>(t) : std::nullopt);
   }
   if (!any) return;
   launch_op(device.index(), op_name, [targets = std::move(targets), compute = std::move(compute)] {

@@ -17,7 +17,7 @@
 namespace foo::aten {
 namespace {
 
-using Optional = Carry<const std::optional<at::Tensor>&>;
+using Optional = KernelArgument<const std::optional<at::Tensor>&>;
 
 std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
                                                     const std::optional<at::Tensor>& weight, int64_t reduction,
@@ -33,10 +33,11 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
   at::Tensor output = at::empty(per_sample ? std::vector<int64_t>{self.size(0)} : std::vector<int64_t>{},
                                 self.options());
   at::Tensor total_weight = at::empty({}, self.options());
-  using Optional = Carry<const std::optional<at::Tensor>&>;
+  using Optional = KernelArgument<const std::optional<at::Tensor>&>;
   launch_into(device, name, {output, total_weight},
-             [s = KernelTensor(self), t = KernelTensor(target), w = Optional::keep(weight), reduction, ignore_index] {
-               auto [loss, total] = at::nll_loss_forward(s.cpu(), t.cpu(), Optional::give(w), reduction, ignore_index);
+             [s = TensorInfo(self), t = TensorInfo(target), w = Optional::pack(weight), reduction, ignore_index] {
+               auto [loss, total] =
+                   at::nll_loss_forward(s.cpu(), t.cpu(), Optional::unpack(w), reduction, ignore_index);
                return std::vector<at::Tensor>{loss, total};
              });
   return {output, total_weight};
@@ -58,8 +59,9 @@ std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self, co
                           : at::empty({}, self.options());
   at::Tensor total_weight = at::empty({}, self.options());
   launch_into(self.device(), name, {output, total_weight},
-             [s = KernelTensor(self), t = KernelTensor(target), w = Optional::keep(weight), reduction, ignore_index] {
-               auto [out, total] = at::nll_loss2d_forward(s.cpu(), t.cpu(), Optional::give(w), reduction, ignore_index);
+             [s = TensorInfo(self), t = TensorInfo(target), w = Optional::pack(weight), reduction, ignore_index] {
+               auto [out, total] =
+                   at::nll_loss2d_forward(s.cpu(), t.cpu(), Optional::unpack(w), reduction, ignore_index);
                return std::vector<at::Tensor>{out, total};
              });
   return {output, total_weight};
@@ -73,10 +75,10 @@ at::Tensor nll_loss2d_backward(const at::Tensor& grad_output, const at::Tensor& 
   check_argument<DeviceCheck::ExactSame>(self.device(), weight, name);
   at::Tensor grad_input = at::empty_like(self, at::MemoryFormat::Contiguous);
   launch_into(self.device(), name, {grad_input},
-             [g = CarriedTensor(grad_output), s = KernelTensor(self), t = KernelTensor(target), w = Optional::keep(weight),
-              tw = CarriedTensor(total_weight), reduction, ignore_index] {
-               return std::vector<at::Tensor>{at::nll_loss2d_backward(g.get(), s.cpu(), t.cpu(), Optional::give(w),
-                                                                      reduction, ignore_index, tw.get())};
+             [g = PackedTensor(grad_output), s = TensorInfo(self), t = TensorInfo(target), w = Optional::pack(weight),
+              tw = PackedTensor(total_weight), reduction, ignore_index] {
+               return std::vector<at::Tensor>{at::nll_loss2d_backward(g.unpack(), s.cpu(), t.cpu(), Optional::unpack(w),
+                                                                      reduction, ignore_index, tw.unpack())};
              });
   return grad_input;
 }
@@ -87,8 +89,8 @@ at::Tensor mse_loss(const at::Tensor& self, const at::Tensor& target, int64_t re
   at::Tensor out = reduction == at::Reduction::None
                        ? at::empty(at::infer_size(self.sizes(), target.sizes()), self.options())
                        : at::empty({}, self.options());
-  launch_into(self.device(), name, {out}, [s = KernelTensor(self), t = CarriedTensor(target), reduction] {
-    return std::vector<at::Tensor>{at::mse_loss(s.cpu(), t.get(), reduction)};
+  launch_into(self.device(), name, {out}, [s = TensorInfo(self), t = PackedTensor(target), reduction] {
+    return std::vector<at::Tensor>{at::mse_loss(s.cpu(), t.unpack(), reduction)};
   });
   return out;
 }
@@ -100,8 +102,8 @@ at::Tensor mse_loss_backward(const at::Tensor& grad_output, const at::Tensor& se
   check_same_device(self.device(), target, name);
   at::Tensor grad_input = at::empty_like(self, at::MemoryFormat::Contiguous);
   launch_into(self.device(), name, {grad_input},
-             [g = CarriedTensor(grad_output), s = KernelTensor(self), t = CarriedTensor(target), reduction] {
-               return std::vector<at::Tensor>{at::mse_loss_backward(g.get(), s.cpu(), t.get(), reduction)};
+             [g = PackedTensor(grad_output), s = TensorInfo(self), t = PackedTensor(target), reduction] {
+               return std::vector<at::Tensor>{at::mse_loss_backward(g.unpack(), s.cpu(), t.unpack(), reduction)};
              });
   return grad_input;
 }

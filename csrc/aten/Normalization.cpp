@@ -21,7 +21,7 @@
 namespace foo::aten {
 namespace {
 
-using Optional = Carry<const std::optional<at::Tensor>&>;
+using Optional = KernelArgument<const std::optional<at::Tensor>&>;
 
 // Saved statistics as ATen's CPU kernels produce and read them: in the
 // input's dtype, except float for reduced-precision input with float
@@ -61,10 +61,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm(
   at::Tensor save_invstd = at::empty({training ? channels : 0}, stats_options);
   // The running statistics are updated in place by the CPU kernel.
   launch_into(device, name, {out, save_mean, save_invstd},
-             [in = KernelTensor(input), w = Optional::keep(weight), b = Optional::keep(bias),
-              rm = Optional::keep(running_mean), rv = Optional::keep(running_var), training, momentum, eps] {
-               auto [y, mean, invstd] = at::native_batch_norm(in.cpu(), Optional::give(w), Optional::give(b),
-                                                              Optional::give(rm), Optional::give(rv), training,
+             [in = TensorInfo(input), w = Optional::pack(weight), b = Optional::pack(bias),
+              rm = Optional::pack(running_mean), rv = Optional::pack(running_var), training, momentum, eps] {
+               auto [y, mean, invstd] = at::native_batch_norm(in.cpu(), Optional::unpack(w), Optional::unpack(b),
+                                                              Optional::unpack(rm), Optional::unpack(rv), training,
                                                               momentum, eps);
                return std::vector<at::Tensor>{y, mean, invstd};
              });
@@ -91,9 +91,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   at::Tensor mean = at::empty(stat_shape, stats_options);
   at::Tensor rstd = at::empty(stat_shape, stats_options);
   launch_into(device, name, {out, mean, rstd},
-             [in = KernelTensor(input), shape = normalized_shape.vec(), w = Optional::keep(weight),
-              b = Optional::keep(bias), eps] {
-               auto [y, mu, rs] = at::native_layer_norm(in.cpu(), shape, Optional::give(w), Optional::give(b), eps);
+             [in = TensorInfo(input), shape = normalized_shape.vec(), w = Optional::pack(weight),
+              b = Optional::pack(bias), eps] {
+               auto [y, mu, rs] = at::native_layer_norm(in.cpu(), shape, Optional::unpack(w), Optional::unpack(b), eps);
                return std::vector<at::Tensor>{y, mu, rs};
              });
   return {out, mean, rstd};
@@ -122,9 +122,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tenso
   at::Tensor mean = at::empty({n, group}, stats_options);
   at::Tensor rstd = at::empty({n, group}, stats_options);
   launch_into(device, name, {out, mean, rstd},
-             [in = KernelTensor(input), w = Optional::keep(weight), b = Optional::keep(bias), n, c, hxw, group, eps] {
+             [in = TensorInfo(input), w = Optional::pack(weight), b = Optional::pack(bias), n, c, hxw, group, eps] {
                auto [y, mu, rs] =
-                   at::native_group_norm(in.cpu(), Optional::give(w), Optional::give(b), n, c, hxw, group, eps);
+                   at::native_group_norm(in.cpu(), Optional::unpack(w), Optional::unpack(b), n, c, hxw, group, eps);
                return std::vector<at::Tensor>{y, mu, rs};
              });
   return {out, mean, rstd};
@@ -164,12 +164,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   at::Tensor grad_bias = maybe(output_mask[2], bias);
   at::ScalarType stats = cpu_stats_dtype(input, weight);
   launch_into(device, name, {grad_input, grad_weight, grad_bias},
-             [go = KernelTensor(grad_out), in = KernelTensor(input), m = KernelTensor(mean), r = KernelTensor(rstd),
-              w = Optional::keep(weight), b = Optional::keep(bias), shape = normalized_shape.vec(), output_mask,
+             [go = TensorInfo(grad_out), in = TensorInfo(input), m = TensorInfo(mean), r = TensorInfo(rstd),
+              w = Optional::pack(weight), b = Optional::pack(bias), shape = normalized_shape.vec(), output_mask,
               stats] {
                auto [di, dw, db] = at::native_layer_norm_backward(go.cpu(), in.cpu(), shape, m.cpu().to(stats),
-                                                                  r.cpu().to(stats), Optional::give(w),
-                                                                  Optional::give(b), output_mask);
+                                                                  r.cpu().to(stats), Optional::unpack(w),
+                                                                  Optional::unpack(b), output_mask);
                return std::vector<at::Tensor>{di, dw, db};
              });
   return {grad_input, grad_weight, grad_bias};
@@ -194,12 +194,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> batch_norm_backward(
   at::Tensor grad_bias = empty_if(mask[2], {input.size(1)}, param_options);
   at::ScalarType stats = cpu_stats_dtype(input, weight);
   launch_into(device, name, {grad_input, grad_weight, grad_bias},
-             [go = KernelTensor(grad_out), in = KernelTensor(input), w = Optional::keep(weight),
-              rm = Optional::keep(running_mean), rv = Optional::keep(running_var), sm = Optional::keep(save_mean),
-              si = Optional::keep(save_invstd), train, eps, mask, stats] {
+             [go = TensorInfo(grad_out), in = TensorInfo(input), w = Optional::pack(weight),
+              rm = Optional::pack(running_mean), rv = Optional::pack(running_var), sm = Optional::pack(save_mean),
+              si = Optional::pack(save_invstd), train, eps, mask, stats] {
                auto [gi, gw, gb] = at::native_batch_norm_backward(
-                   go.cpu(), in.cpu(), Optional::give(w), Optional::give(rm), Optional::give(rv),
-                   as_cpu_stats(Optional::give(sm), stats), as_cpu_stats(Optional::give(si), stats), train, eps, mask);
+                   go.cpu(), in.cpu(), Optional::unpack(w), Optional::unpack(rm), Optional::unpack(rv),
+                   as_cpu_stats(Optional::unpack(sm), stats), as_cpu_stats(Optional::unpack(si), stats), train, eps,
+                   mask);
                return std::vector<at::Tensor>{gi, gw, gb};
              });
   return {grad_input, grad_weight, grad_bias};

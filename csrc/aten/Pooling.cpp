@@ -18,7 +18,7 @@ std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& sel
   auto& [out, indices] = op.outputs;
   if (out.numel() > 0) {
     launch_op(self.device().index(), "aten::max_pool2d_with_indices",
-              [o = KernelTensor(out), i = KernelTensor(indices), s = KernelTensor(self), k = kernel_size.vec(),
+              [o = TensorInfo(out), i = TensorInfo(indices), s = TensorInfo(self), k = kernel_size.vec(),
                st = stride.vec(), p = padding.vec(), d = dilation.vec(), ceil_mode] {
                 at::Tensor dst = o.cpu();
                 at::Tensor idx = i.cpu();

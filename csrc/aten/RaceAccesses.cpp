@@ -1,6 +1,7 @@
 #include "aten/RaceAccesses.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -15,8 +16,9 @@
 #include <c10/util/Exception.h>
 #include <foo_sim/foo_race.h>
 
+#include "aten/OperatorName.h"
 #include "aten/TensorByteRuns.h"
-#include "runtime/FooLentMemory.h"
+#include "runtime/FooBufferRegistration.h"
 #include "runtime/FooRace.h"
 
 namespace foo::aten {
@@ -57,7 +59,7 @@ const OpInfo* op_info(const at::RecordFunction& fn) {
   thread_local std::unordered_map<std::string, std::unique_ptr<OpInfo>> cache;
   std::optional<c10::OperatorName> name = fn.operator_name();
   if (!name) return nullptr;
-  std::string key = name->overload_name.empty() ? name->name : name->name + "." + name->overload_name;
+  std::string key = full_name(*name);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second.get();
   auto info = std::make_unique<OpInfo>();
@@ -180,7 +182,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     if (fooPointerGetAttributes(&attributes, begin) != fooSuccess || attributes.type == fooMemoryTypeUnregistered) {
       continue;
     }
-    if (is_lent(begin, bytes)) continue;  // another library's thread, working for a kernel
+    if (is_registered_buffer(begin, bytes)) continue;  // another library's thread, working for a kernel
     // The race (raise mode) fails the thread's next foo call: a callback
     // cannot raise.
     fooRaceHostAccess(begin, bytes, g.writes[i] ? 1 : 0, describe(t).c_str(), info->name.c_str(), site().c_str());
@@ -231,4 +233,19 @@ void sync_race_hooks() {
   }
 }
 
+}  // namespace foo::aten
+
+namespace foo::aten {
+namespace {
+
+// FOO_SIM_RACE_CHECK turns the detector on in foo_sim; the operator hook
+// that declares accesses is installed when the library loads, so that
+// programs that never reach the Python layer (C++ programs) are checked too.
+const bool g_hooks_at_load = [] {
+  const char* check = std::getenv("FOO_SIM_RACE_CHECK");
+  if (check != nullptr && std::strcmp(check, "") != 0 && std::strcmp(check, "0") != 0) sync_race_hooks();
+  return true;
+}();
+
+}  // namespace
 }  // namespace foo::aten

@@ -16,7 +16,7 @@
 namespace foo::aten {
 namespace {
 
-using Optional = Carry<const std::optional<at::Tensor>&>;
+using Optional = KernelArgument<const std::optional<at::Tensor>&>;
 
 bool present(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
@@ -55,9 +55,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell(const at::Tensor& input
   at::Tensor cy = at::empty(cx.sizes(), cx.options());
   at::Tensor workspace = at::empty(input_gates.sizes(), input_gates.options());
   launch_into(cx.device(), name, {hy, cy, workspace},
-              [ig = KernelTensor(input_gates), hg = KernelTensor(hidden_gates), c = KernelTensor(cx),
-               ib = Optional::keep(input_bias), hb = Optional::keep(hidden_bias)] {
-                auto chunks = gate_sum(ig.cpu(), hg.cpu(), Optional::give(ib), Optional::give(hb)).chunk(4, 1);
+              [ig = TensorInfo(input_gates), hg = TensorInfo(hidden_gates), c = TensorInfo(cx),
+               ib = Optional::pack(input_bias), hb = Optional::pack(hidden_bias)] {
+                auto chunks = gate_sum(ig.cpu(), hg.cpu(), Optional::unpack(ib), Optional::unpack(hb)).chunk(4, 1);
                 at::Tensor i = chunks[0].sigmoid(), f = chunks[1].sigmoid();
                 at::Tensor g = chunks[2].tanh(), o = chunks[3].sigmoid();
                 at::Tensor c_next = f * c.cpu() + i * g;
@@ -80,12 +80,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> lstm_cell_backward(const std::opt
   at::Tensor grad_cx = at::empty(cx.sizes(), cx.options());
   at::Tensor grad_bias = has_bias ? at::empty({workspace.size(1)}, workspace.options()) : at::Tensor();
   launch_into(device, name, {grad_gates, grad_cx, grad_bias},
-              [ghy = Optional::keep(grad_hy), gcy = Optional::keep(grad_cy), c = KernelTensor(cx),
-               c_next = KernelTensor(cy), ws = KernelTensor(workspace), has_bias] {
+              [ghy = Optional::pack(grad_hy), gcy = Optional::pack(grad_cy), c = TensorInfo(cx),
+               c_next = TensorInfo(cy), ws = TensorInfo(workspace), has_bias] {
                 auto chunks = ws.cpu().chunk(4, 1);
                 const at::Tensor &i = chunks[0], &f = chunks[1], &g = chunks[2], &o = chunks[3];
                 at::Tensor tanh_cy = c_next.cpu().tanh();
-                auto given_hy = Optional::give(ghy), given_cy = Optional::give(gcy);
+                auto given_hy = Optional::unpack(ghy), given_cy = Optional::unpack(gcy);
                 at::Tensor d_hy = present(given_hy) ? *given_hy : at::zeros_like(tanh_cy);
                 at::Tensor d_cy = d_hy * o * (1 - tanh_cy * tanh_cy);
                 if (present(given_cy)) d_cy = d_cy + *given_cy;
@@ -105,9 +105,9 @@ std::tuple<at::Tensor, at::Tensor> gru_cell(const at::Tensor& input_gates, const
   at::Tensor hy = at::empty(hx.sizes(), hx.options());
   at::Tensor workspace = at::empty({hx.size(0), 5 * hx.size(1)}, hx.options());
   launch_into(hx.device(), name, {hy, workspace},
-              [ig = KernelTensor(input_gates), hg = KernelTensor(hidden_gates), h = KernelTensor(hx),
-               ib = Optional::keep(input_bias), hb = Optional::keep(hidden_bias)] {
-                auto in_bias = Optional::give(ib), hid_bias = Optional::give(hb);
+              [ig = TensorInfo(input_gates), hg = TensorInfo(hidden_gates), h = TensorInfo(hx),
+               ib = Optional::pack(input_bias), hb = Optional::pack(hidden_bias)] {
+                auto in_bias = Optional::unpack(ib), hid_bias = Optional::unpack(hb);
                 at::Tensor in_gates = present(in_bias) ? ig.cpu() + *in_bias : ig.cpu();
                 at::Tensor hid_gates = present(hid_bias) ? hg.cpu() + *hid_bias : hg.cpu();
                 auto ic = in_gates.chunk(3, 1), hc = hid_gates.chunk(3, 1);
@@ -131,7 +131,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, at::Tensor> gru_cell_
   at::Tensor grad_input_bias = has_bias ? at::empty({3 * hidden}, gates_options) : at::Tensor();
   at::Tensor grad_hidden_bias = has_bias ? at::empty({3 * hidden}, gates_options) : at::Tensor();
   launch_into(workspace.device(), name, {grad_input_gates, grad_hidden_gates, grad_hx, grad_input_bias, grad_hidden_bias},
-              [ghy = KernelTensor(grad_hy), ws = KernelTensor(workspace), has_bias] {
+              [ghy = TensorInfo(grad_hy), ws = TensorInfo(workspace), has_bias] {
                 auto parts = ws.cpu().chunk(5, 1);
                 const at::Tensor &r = parts[0], &z = parts[1], &n = parts[2], &h_prev = parts[3], &hn = parts[4];
                 at::Tensor d_hy = ghy.cpu();

@@ -4,8 +4,8 @@
 // indices and values, or compressed and plain indices and values), with
 // foo's sparse dispatch keys. The kernels CPU and CUDA share are
 // device-generic: written in terms of dense operators on those tensors, they
-// run as foo's dense kernels do, queued on the stream (SparseOps.cpp,
-// generated). The others, whose CPU kernels read the indices directly, run
+// run as foo's dense kernels do, queued on the stream
+// (generated/SparseOps.cpp). The others, whose CPU kernels read the indices directly, run
 // here:
 //  - products and sums with a dense result (sparse-dense addmm, adding a
 //    sparse tensor into a dense one): their result sizes are known on the
@@ -36,8 +36,10 @@
 
 #include "aten/DeviceCheck.h"
 #include "aten/IValueTensors.h"
-#include "aten/KernelTensor.h"
+#include "aten/KernelArguments.h"
 #include "aten/Launch.h"
+#include "aten/OperatorName.h"
+#include "aten/TensorInfo.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooStream.h"
 
@@ -48,9 +50,11 @@ using torch::jit::Stack;
 
 bool on_foo(const at::Tensor& t) { return t.defined() && t.device().is_privateuseone(); }
 
-// The call's foo device. The other tensors must be on it, as CUDA's
-// sparse kernels require (CPU 0-dim tensors pass as scalars).
-std::optional<c10::Device> call_device(const c10::OperatorHandle& op, const Stack& args) {
+// The call's common device (ATen's word, as in the generated wrappers'
+// check_and_update_common_device): the first foo tensor's, or none. The
+// other tensors must be on it, as CUDA's sparse kernels require (CPU 0-dim
+// tensors pass as scalars).
+std::optional<c10::Device> sparse_common_device(const c10::OperatorHandle& op, const Stack& args) {
   std::optional<c10::Device> device;
   for (const auto& a : args) {
     for_each_tensor(a, [&](const at::Tensor& t) {
@@ -82,17 +86,17 @@ void write_back(const at::Tensor& target, const at::Tensor& result) {
 
 // ------------------------------------------------ queued: dense results
 
-// A foo sparse tensor as a queued kernel carries it: its index and value
-// tensors by address, its layout, sizes and coalesced flag by value.
-class KernelSparse {
+// A foo sparse tensor as a queued kernel sees it: its index and value
+// tensors by TensorInfo, its layout, sizes and coalesced flag by value.
+class SparseTensorInfo {
  public:
-  explicit KernelSparse(const at::Tensor& t)
+  explicit SparseTensorInfo(const at::Tensor& t)
       : layout_(t.layout()), sizes_(t.sizes().vec()), coalesced_(t.layout() == c10::kSparse && t.is_coalesced()) {
     if (layout_ == c10::kSparse) {
-      parts_ = {KernelTensor(t._indices()), KernelTensor(t._values())};
+      parts_ = {TensorInfo(t._indices()), TensorInfo(t._values())};
     } else {
       auto [compressed, plain] = at::sparse_csr::getCompressedPlainIndices(t);
-      parts_ = {KernelTensor(compressed), KernelTensor(plain), KernelTensor(t.values())};
+      parts_ = {TensorInfo(compressed), TensorInfo(plain), TensorInfo(t.values())};
     }
   }
 
@@ -112,19 +116,19 @@ class KernelSparse {
   c10::Layout layout_;
   std::vector<int64_t> sizes_;
   bool coalesced_;
-  std::vector<KernelTensor> parts_;
+  std::vector<TensorInfo> parts_;
 };
 
-// An argument of a queued call: a foo sparse or dense tensor, a CPU tensor
-// copied now, or a plain value.
-struct KernelArgument {
-  std::optional<KernelSparse> sparse;
-  std::optional<CarriedTensor> tensor;
+// A boxed argument packed for a queued call: a foo sparse or dense tensor,
+// a CPU tensor copied now, or a plain value.
+struct PackedIValue {
+  std::optional<SparseTensorInfo> sparse;
+  std::optional<PackedTensor> tensor;
   c10::IValue value;
 
-  c10::IValue get() const {
+  c10::IValue unpack() const {
     if (sparse) return sparse->cpu();
-    if (tensor) return tensor->get();
+    if (tensor) return tensor->unpack();
     return value;
   }
 };
@@ -136,8 +140,7 @@ bool is_sparse(const at::Tensor& t) { return t.defined() && t.layout() != c10::k
 bool queueable(const c10::OperatorHandle& op, const Stack& args) {
   static const std::set<std::string> dense_results = {"aten::addmm", "aten::addmm.out", "aten::addmm_",
                                                       "aten::add.out"};
-  const auto& name = op.operator_name();
-  std::string full = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  std::string full = full_name(op.operator_name());
   if (!dense_results.count(full)) return false;
   int sparse = 0;
   for (const auto& a : args) {
@@ -170,7 +173,7 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, const Stack& args, 
   const auto& schema = op.schema();
   Stack meta = dense_meta_results(op, args);
   Stack results;
-  std::vector<std::pair<KernelTensor, size_t>> fresh;  // outputs the kernel copies into, by result index
+  std::vector<std::pair<TensorInfo, size_t>> fresh;  // outputs the kernel copies into, by result index
   for (size_t r = 0; r < meta.size(); ++r) {
     const auto* info = schema.returns()[r].alias_info();
     std::optional<size_t> written;
@@ -186,12 +189,12 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, const Stack& args, 
     }
     const at::Tensor& m = meta[r].toTensor();
     at::Tensor out = at::empty_strided(m.sizes(), m.strides(), m.options().device(device));
-    if (out.numel() > 0) fresh.emplace_back(KernelTensor(out), r);
+    if (out.numel() > 0) fresh.emplace_back(TensorInfo(out), r);
     results.push_back(out);
   }
-  std::vector<KernelArgument> carried;
+  std::vector<PackedIValue> packed;
   for (const auto& a : args) {
-    KernelArgument k;
+    PackedIValue k;
     if (a.isTensor() && is_sparse(a.toTensor())) {
       k.sparse.emplace(a.toTensor());
     } else if (a.isTensor()) {
@@ -199,11 +202,11 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, const Stack& args, 
     } else {
       k.value = a.isDevice() ? c10::IValue(c10::Device(c10::kCPU)) : a;
     }
-    carried.push_back(std::move(k));
+    packed.push_back(std::move(k));
   }
-  launch_op(device.index(), lasting_name(schema.name()), [op, carried = std::move(carried), fresh = std::move(fresh)] {
+  launch_op(device.index(), interned_name(schema.name()), [op, packed = std::move(packed), fresh = std::move(fresh)] {
     Stack cpu;
-    for (const auto& k : carried) cpu.push_back(k.get());
+    for (const auto& k : packed) cpu.push_back(k.unpack());
     {
       at::AutoDispatchBelowADInplaceOrView below_autograd;
       op.callBoxed(&cpu);
@@ -220,7 +223,7 @@ void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
   const auto& schema = op.schema();
   size_t num_args = schema.arguments().size();
   Stack args(stack->end() - num_args, stack->end());
-  std::optional<c10::Device> device = call_device(op, args);
+  std::optional<c10::Device> device = sparse_common_device(op, args);
   TORCH_CHECK(device.has_value(), schema.name(), ": no foo tensor among the arguments of a foo sparse call");
   c10::DeviceGuard guard(*device);
   if (queueable(op, args)) return run_queued(op, stack, args, *device);

@@ -5,8 +5,8 @@
 // straight into the foo output: no copy).
 //
 // Structured<"aten::mul", DeviceCheck::NoCheck, Meta, &at::cpu::mul_out>
-// provides the functional, in-place and out= kernels; StructuredOps.cpp
-// registers them.
+// provides the functional, in-place and out= kernels;
+// generated/StructuredOps.cpp registers them.
 #pragma once
 
 #include <algorithm>
@@ -30,14 +30,14 @@
 #include <ATen/ops/empty_strided.h>
 #include <torch/library.h>
 
-#include "aten/Carry.h"
 #include "aten/CudaDtypes.h"
 #include "aten/DeviceCheck.h"
 #include "aten/EmptyFoo.h"
 #include "aten/KeptIterator.h"
+#include "aten/KernelArguments.h"
 #include "aten/KernelChecks.h"
-#include "aten/KernelTensor.h"
 #include "aten/Launch.h"
+#include "aten/TensorInfo.h"
 
 namespace foo::aten {
 
@@ -265,13 +265,13 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
       }
     }
     launch_op(device.index(), Name.value,
-              [o = KernelTensor(out), s = in_place ? CarriedTensor() : CarriedTensor(self), in_place, dtype, wide,
-               kept = std::make_tuple(Carry<Rest>::keep(rest)...)] {
+              [o = TensorInfo(out), s = in_place ? PackedTensor() : PackedTensor(self), in_place, dtype, wide,
+               packed = std::make_tuple(KernelArgument<Rest>::pack(rest)...)] {
                 at::Tensor out_alias = o.cpu();
-                at::Tensor self_alias = in_place ? out_alias : s.get();
+                at::Tensor self_alias = in_place ? out_alias : s.unpack();
                 std::apply(
-                    [&](const auto&... stored) {
-                      auto given = std::make_tuple(Carry<Rest>::give(stored)...);
+                    [&](const auto&... p) {
+                      auto unpacked = std::make_tuple(KernelArgument<Rest>::unpack(p)...);
                       std::apply(
                           [&](auto&... args) {
                             if (!wide) {
@@ -284,9 +284,9 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
                             CpuOut(wide_out, widened(self_alias, dtype, *wide), widened_argument(args, dtype, *wide)...);
                             out_alias.copy_(wide_out);
                           },
-                          given);
+                          unpacked);
                     },
-                    kept);
+                    packed);
               });
     apply_metadata_changes<Name>(out, rest...);
   }
@@ -302,8 +302,8 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     note(out);
     note(self);
     (for_each_tensor_in(rest, note), ...);
-    using Kept = KeptIterator<Native, std::decay_t<decltype(Carry<Rest>::give(
-                                          std::declval<const typename Carry<Rest>::Stored&>()))>...>;
+    using Kept = KeptIterator<Native, std::decay_t<decltype(KernelArgument<Rest>::unpack(
+                                          std::declval<const typename KernelArgument<Rest>::Packed&>()))>...>;
     // Replays of graphs instantiated from one capture may overlap: the
     // first one configures the iterator under the lock, and publishes it.
     struct State {
@@ -315,11 +315,11 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     struct Kernel {
       // First: what a replay after the first reads (with OpKernel's header).
       std::unique_ptr<State> state;
-      KernelTensor o;
-      CarriedTensor s;
+      TensorInfo o;
+      PackedTensor s;
       bool in_place;
       std::vector<FooOperand> foo;
-      std::tuple<typename Carry<Rest>::Stored...> kept;
+      std::tuple<typename KernelArgument<Rest>::Packed...> packed;
 
       void operator()() {
         auto as_meta_arg = [](const auto& v) -> decltype(auto) { return meta_arg(v); };
@@ -333,18 +333,18 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
           return;
         }
         at::Tensor out_alias = o.cpu();
-        at::Tensor self_alias = in_place ? out_alias : s.get();
-        auto given = std::apply(
-            [](const auto&... stored) { return std::make_tuple(Carry<Rest>::give(stored)...); }, kept);
+        at::Tensor self_alias = in_place ? out_alias : s.unpack();
+        auto unpacked = std::apply(
+            [](const auto&... p) { return std::make_tuple(KernelArgument<Rest>::unpack(p)...); }, packed);
         auto run_ordinary = [](at::Tensor& out_a, const at::Tensor& self_a, auto& args) {
           std::apply([&](auto&... a) { CpuOut(out_a, self_a, a...); }, args);
         };
         if (state->ordinary) {
-          run_ordinary(out_alias, self_alias, given);
+          run_ordinary(out_alias, self_alias, unpacked);
           return;
         }
         state->iterator =
-            Kept::run_first(std::move(out_alias), std::move(self_alias), std::move(given), foo, as_meta_arg, run_ordinary);
+            Kept::run_first(std::move(out_alias), std::move(self_alias), std::move(unpacked), foo, as_meta_arg, run_ordinary);
         state->ordinary = !state->iterator;
         state->ready.store(state->iterator.get(), std::memory_order_release);
       }
@@ -362,8 +362,8 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
       }
     };
     launch_op(device.index(), Name.value,
-              Kernel{std::make_unique<State>(), KernelTensor(out), CarriedTensor(self), in_place, std::move(foo),
-                     std::make_tuple(Carry<Rest>::keep(rest)...)});
+              Kernel{std::make_unique<State>(), TensorInfo(out), PackedTensor(self), in_place, std::move(foo),
+                     std::make_tuple(KernelArgument<Rest>::pack(rest)...)});
   }
 };
 

@@ -22,8 +22,8 @@ at::Tensor where(const at::Tensor& condition, const at::Tensor& self, const at::
               "tensor with dtype ", condition.scalar_type());
   auto shape = at::infer_size_dimvector(at::infer_size_dimvector(condition.sizes(), self.sizes()), other.sizes());
   at::Tensor out = at::empty(shape, self.options().dtype(at::result_type(self, other)).device(device));
-  launch_into(device, name, {out}, [c = CarriedTensor(condition), s = CarriedTensor(self), o = CarriedTensor(other)] {
-    return std::vector<at::Tensor>{at::where(c.get(), s.get(), o.get())};
+  launch_into(device, name, {out}, [c = PackedTensor(condition), s = PackedTensor(self), o = PackedTensor(other)] {
+    return std::vector<at::Tensor>{at::where(c.unpack(), s.unpack(), o.unpack())};
   });
   return out;
 }

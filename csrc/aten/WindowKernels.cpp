@@ -8,15 +8,15 @@
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/UnaryOps.h>
 
-#include "aten/KernelTensor.h"
 #include "aten/Launch.h"
+#include "aten/TensorInfo.h"
 
 namespace foo::aten {
 namespace {
 
 void kaiser_window_kernel(at::TensorIteratorBase& iter, const int64_t window_length, const double beta) {
   const at::Tensor& window = iter.output(0);
-  launch_op(window.device().index(), "aten::kaiser_window", [out = KernelTensor(window), window_length, beta] {
+  launch_op(window.device().index(), "aten::kaiser_window", [out = TensorInfo(window), window_length, beta] {
               // The stub computes the window of `window_length` points over
               // positions 0, 1, ...: CPU's window of that length. (CPU's stub
               // itself is not exported for other libraries to call.)

@@ -19,6 +19,10 @@
 // for receives, so that two ranks that both send first, then receive, do
 // not wait on each other (given two free executors; batch_isend_irecv
 // needs one: see coalescing below).
+//
+// The class is defined across files by what each part holds: FooBackend.cpp
+// (construction, streams, the launch every operation goes through),
+// FooCollectives.cpp, FooPointToPoint.cpp and FooCoalescing.cpp.
 #pragma once
 
 #include <array>
@@ -33,9 +37,9 @@
 #include <foo_sim/foo_runtime.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include "distributed/CollectiveFingerPrint.h"
 #include "distributed/ExchangeOrder.h"
 #include "distributed/FooWork.h"
-#include "distributed/Signature.h"
 #include "runtime/FooStream.h"
 
 namespace foo::distributed {
@@ -49,13 +53,14 @@ struct FooOptions : c10d::Backend::Options {
 class FooBackend : public c10d::Backend {
  public:
   // `gloo` carries the foo tensors' data (a ProcessGroupGloo over the same
-  // store, rank and size). `signatures` (another one, under its own store
+  // store, rank and size). `fingerprints` (another one, under its own store
   // prefix) carries only the comparison of the ranks' tensors before each
-  // collective (Signature.h). `host` (a third) takes CPU tensors as they
-  // are, at the call: apart from the foo collectives, which reach gloo
+  // collective (CollectiveFingerPrint.h) and the headers of point-to-point
+  // messages (P2PHeader.h). `host` (a third) takes CPU tensors as they are,
+  // at the call: apart from the foo collectives, which reach gloo
   // later from their kernels, so that the two kinds never pair with each
   // other (with NCCL, CPU tensors go to another backend).
-  FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> signatures,
+  FooBackend(c10::intrusive_ptr<c10d::Backend> gloo, c10::intrusive_ptr<c10d::Backend> fingerprints,
              c10::intrusive_ptr<c10d::Backend> host, int rank, int size, std::chrono::milliseconds timeout);
   ~FooBackend() override;
 
@@ -148,9 +153,10 @@ class FooBackend : public c10d::Backend {
     // What gloo works on: the foo tensors themselves, or their staged copies.
     const std::vector<at::Tensor>& exchanged() const { return direct.empty() ? staged : direct; }
     std::function<void()> stage_in;           // foo -> staged, queued on the internal stream
-    // Point to point: tells the peer what is coming (PeerAnnouncement.h),
-    // called once nothing before the kernel's launch can fail any more.
-    std::function<void()> announce;
+    // Point to point: starts sending or receiving the headers of the
+    // messages (P2PHeader.h), called once nothing before the kernel's
+    // launch can fail any more.
+    std::function<void()> start_p2p_headers;
     GlooCall call;
     std::function<void()> stage_out;          // staged -> foo, queued on the internal stream
     std::vector<at::Tensor> device_tensors;   // foo memory the internal stream touches
@@ -158,8 +164,8 @@ class FooBackend : public c10d::Backend {
     bool host_blocking = false;
     // What every rank must agree on (dtype, element counts), compared
     // across ranks before the data moves; empty for point-to-point.
-    std::vector<int64_t> signature;
-    bool check_signature = true;
+    std::vector<int64_t> fingerprint;
+    bool check_fingerprint = true;
     // An all-to-all's element counts per peer, compared pairwise.
     PairCounts pairs;
     // Run by the kernel on what gloo worked on, once gloo is done:
@@ -185,14 +191,14 @@ class FooBackend : public c10d::Backend {
     bool read;
     bool written;
   };
-  // gloo works on the buffers themselves if `may_lend`; otherwise on
+  // gloo works on the buffers themselves if `direct`; otherwise on
   // pinned copies, filled before the kernel from those read and copied
   // back after it to those written.
-  static void lend_or_stage(Collective& c, const std::vector<Buffer>& buffers, bool may_lend);
+  static void direct_or_staged(Collective& c, const std::vector<Buffer>& buffers, bool direct);
   c10::intrusive_ptr<c10d::Work> launch(Collective c);
   c10::intrusive_ptr<c10d::Work> coalesce(PointToPoint op);
   // launch()'s two halves: orders the internal stream after the caller's
-  // and fills the signature; then protects the memory used and records the
+  // and fills the fingerprint; then protects the memory used and records the
   // Work's end.
   FooStream begin(Collective& c);
   c10::intrusive_ptr<c10d::Work> end(Collective& c, const FooStream& internal);
@@ -205,7 +211,7 @@ class FooBackend : public c10d::Backend {
   FooStream stream_for(Lane lane, c10::DeviceIndex device);
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
-  c10::intrusive_ptr<c10d::Backend> signatures_;
+  c10::intrusive_ptr<c10d::Backend> fingerprints_;
   c10::intrusive_ptr<c10d::Backend> host_;
   // The collectives' exchanges, in the order the host called them, whatever
   // their device (ExchangeOrder.h). Shared with the kernels, which may

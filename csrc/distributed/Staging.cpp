@@ -3,7 +3,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/Functions.h>
 
-#include "runtime/FooHostAllocator.h"
+#include "aten_runtime/FooHostAllocator.h"
 
 namespace foo::distributed {
 

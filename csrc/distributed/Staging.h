@@ -1,6 +1,6 @@
-// Pinned host staging buffers for the foo collectives that cannot lend gloo
-// the foo memory itself (a layout or dtype to convert, an overlap): filled
-// and drained by asynchronous copies on the backend's internal stream.
+// Pinned host staging buffers for the foo collectives whose foo memory gloo
+// cannot work on directly (a layout or dtype to convert, an overlap):
+// filled and drained by asynchronous copies on the backend's internal stream.
 #pragma once
 
 #include <vector>

@@ -24,7 +24,7 @@ void bind_distributed(py::module& m) {
     py::class_<distributed::FooBackend, c10d::Backend, c10::intrusive_ptr<distributed::FooBackend>>(dist, "FooBackend")
         .def(py::init<c10::intrusive_ptr<c10d::Backend>, c10::intrusive_ptr<c10d::Backend>,
                       c10::intrusive_ptr<c10d::Backend>, int, int, std::chrono::milliseconds>(),
-             py::arg("gloo"), py::arg("signatures"), py::arg("host"), py::arg("rank"), py::arg("size"),
+             py::arg("gloo"), py::arg("fingerprints"), py::arg("host"), py::arg("rank"), py::arg("size"),
              py::arg("timeout"))
         .def_property_readonly("transport", &distributed::FooBackend::transport,
                                "The gloo process group that carries the data.")

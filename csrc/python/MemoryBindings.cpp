@@ -10,10 +10,10 @@
 
 #include <torch/csrc/profiler/combined_traceback.h>
 
+#include "aten_runtime/FooHostAllocator.h"
 #include "python/Bindings.h"
 #include "runtime/FooCachingAllocator.h"
 #include "runtime/FooFunctions.h"
-#include "runtime/FooHostAllocator.h"
 #include "runtime/FooMemoryHistory.h"
 #include "runtime/FooRawAlloc.h"
 
@@ -217,7 +217,7 @@ void bind_memory(py::module& m) {
   });
   m.def("_get_memory_fraction", [](c10::DeviceIndex device) { return foo::memory_fraction(device); });
   m.def("_caching_allocator_alloc", [](size_t nbytes, c10::Stream stream) {
-    return reinterpret_cast<uintptr_t>(foo::raw_alloc(nbytes, stream));
+    return reinterpret_cast<uintptr_t>(foo::raw_alloc_with_stream(nbytes, stream));
   });
   m.def("_caching_allocator_delete", [](uintptr_t ptr) { foo::raw_delete(reinterpret_cast<void*>(ptr)); });
   m.def("_reset_peak_host_memory_stats", [] { getFooHostAllocator()->reset_peak_stats(); });

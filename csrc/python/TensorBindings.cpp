@@ -1,12 +1,12 @@
 #include <pybind11/stl.h>
 
 #include "aten/Fallback.h"
+#include "aten_runtime/FooGenerator.h"
+#include "aten_runtime/FooHostAllocator.h"
+#include "aten_runtime/FooSerialization.h"
+#include "aten_runtime/Philox.h"
 #include "python/Bindings.h"
 #include "runtime/FooFunctions.h"
-#include "runtime/FooGenerator.h"
-#include "runtime/FooHostAllocator.h"
-#include "runtime/Philox.h"
-#include "runtime/FooSerialization.h"
 
 namespace py = pybind11;
 

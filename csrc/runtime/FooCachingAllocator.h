@@ -10,6 +10,9 @@
 // blocks are split, so a training loop reaches a steady state with no new
 // device allocations. PYTORCH_ALLOC_CONF=max_split_size_mb:N stops blocks of
 // N MiB and more from being split.
+//
+// Each device has its own DeviceCachingAllocator (FooDeviceCachingAllocator.h,
+// which lists the pieces it is made of); this file registers them.
 #pragma once
 
 #include <functional>

@@ -1,10 +1,10 @@
-#include "FooException.h"
+#include "runtime/FooException.h"
 
 #include <atomic>
 #include <string>
 
-#include "FooInit.h"
-#include "FooRace.h"
+#include "runtime/FooInit.h"
+#include "runtime/FooRace.h"
 
 namespace foo {
 namespace {

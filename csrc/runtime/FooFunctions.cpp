@@ -1,10 +1,10 @@
-#include "FooFunctions.h"
+#include "runtime/FooFunctions.h"
 
 #include <c10/util/Exception.h>
 
-#include "FooException.h"
-#include "FooInit.h"
-#include "FooKernelWarnings.h"
+#include "runtime/FooException.h"
+#include "runtime/FooInit.h"
+#include "runtime/FooKernelWarnings.h"
 
 namespace foo {
 namespace {

@@ -1,14 +1,14 @@
-#include "FooGuardImpl.h"
+#include "runtime/FooGuardImpl.h"
 
 #include <c10/util/Exception.h>
 
-#include "FooCachingAllocator.h"
-#include "FooException.h"
-#include "FooFunctions.h"
-#include "FooGraphsUtils.h"
-#include "FooInit.h"
-#include "FooKernelWarnings.h"
-#include "FooStream.h"
+#include "runtime/FooCachingAllocator.h"
+#include "runtime/FooException.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooGraphsUtils.h"
+#include "runtime/FooInit.h"
+#include "runtime/FooKernelWarnings.h"
+#include "runtime/FooStream.h"
 
 namespace foo::impl {
 namespace {

@@ -1,4 +1,4 @@
-#include "FooIdleThreads.h"
+#include "runtime/FooIdleThreads.h"
 
 #include <omp.h>
 
@@ -7,7 +7,7 @@
 
 #include <foo_sim/foo_runtime.h>
 
-#include "FooException.h"
+#include "runtime/FooException.h"
 
 namespace foo {
 namespace {

@@ -1,4 +1,4 @@
-#include "FooInit.h"
+#include "runtime/FooInit.h"
 
 #include <pthread.h>
 
@@ -7,16 +7,15 @@
 
 #include <c10/util/Exception.h>
 
-#include "FooCopyRunner.h"
-#include "FooException.h"
-#include "FooFunctions.h"
-#include "FooHostWork.h"
-#include "FooIdleThreads.h"
+#include "runtime/FooException.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooIdleThreads.h"
 
 namespace foo {
 namespace {
 
 std::atomic<bool> g_initialized{false};
+std::atomic<void (*)()> g_aten_init_step{nullptr};
 std::atomic<bool> g_in_bad_fork{false};
 std::mutex g_init_mutex;
 
@@ -34,14 +33,15 @@ void lazy_init() {
   if (g_initialized.load()) return;
   TORCH_CHECK(device_count() > 0, "Found no foo devices: ", no_device_reason());
   FOO_CHECK(fooInit());
-  use_aten_threads_for_copies();
+  if (auto step = g_aten_init_step.load()) step();
   release_openmp_teams_when_idle();
-  run_host_work_in_executor_state();
   // Registered once: the flag must survive every later fork.
   static const int registered = pthread_atfork(nullptr, nullptr, &on_fork_child);
   (void)registered;
   g_initialized.store(true, std::memory_order_release);
 }
+
+void set_aten_init_step(void (*step)()) { g_aten_init_step.store(step); }
 
 bool is_initialized() { return g_initialized.load(std::memory_order_acquire); }
 

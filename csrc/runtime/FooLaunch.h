@@ -10,9 +10,9 @@
 
 #include <foo_sim/foo_profiler.h>
 
+#include "runtime/FooDeferredRelease.h"
 #include "runtime/FooException.h"
 #include "runtime/FooGraphsUtils.h"
-#include "runtime/FooSpentKernels.h"
 #include "runtime/FooStream.h"
 
 namespace foo {
@@ -59,24 +59,24 @@ void release_boxed(void* data) {
 }
 
 template <class F>
-struct HandedBackBox final : SpentKernel {
+struct DeferredReleaseBox final : FinishedClosure {
   // Builds the closure in place from make()'s result: a kernel's closure
-  // (tensor layouts, carried scalars) is moved once, from the call into
+  // (tensor layouts, packed scalars) is moved once, from the call into
   // the box.
   template <class Make>
-  HandedBackBox(std::in_place_t, Make& make) : fn(make()) {
+  DeferredReleaseBox(std::in_place_t, Make& make) : fn(make()) {
     destroy = &destroy_box;
   }
-  static void destroy_box(SpentKernel* k) { delete static_cast<HandedBackBox*>(k); }
+  static void destroy_box(FinishedClosure* k) { delete static_cast<DeferredReleaseBox*>(k); }
   F fn;
 };
 template <class F>
-void run_then_hand_back(void* data) {
-  auto* box = static_cast<HandedBackBox<F>*>(data);
-  struct HandBack {
-    HandedBackBox<F>* box;
-    ~HandBack() { hand_back(box); }
-  } hand_back_when_done{box};
+void run_then_defer_release(void* data) {
+  auto* box = static_cast<DeferredReleaseBox<F>*>(data);
+  struct DeferRelease {
+    DeferredReleaseBox<F>* box;
+    ~DeferRelease() { defer_release(box); }
+  } defer_release_when_done{box};
   box->fn();
 }
 
@@ -96,9 +96,9 @@ enum class ClosureRelease {
   // The executor, at once: for closures that own foo memory, buffers or
   // state whose release must not wait for the host's next launch.
   OnExecutor,
-  // A launching thread, at its next launch (FooSpentKernels.h): for the
+  // A launching thread, at its next launch (FooDeferredRelease.h): for the
   // operator hot path, whose closures hold only values and CPU copies.
-  ByLauncher,
+  Deferred,
 };
 
 // `fn` runs once on an executor of the stream's device after the work
@@ -123,10 +123,10 @@ void launch_kernel_made(const FooStream& stream, Make&& make, const char* name) 
     return;
   }
   // No capture anywhere: the cheaper launch, which runs the box once.
-  if constexpr (Release == ClosureRelease::ByLauncher) {
-    detail::destroy_spent_kernels();
-    detail::launch_box(stream, std::make_unique<detail::HandedBackBox<Fn>>(std::in_place, make),
-                       &detail::run_then_hand_back<Fn>, name);
+  if constexpr (Release == ClosureRelease::Deferred) {
+    detail::release_finished_closures();
+    detail::launch_box(stream, std::make_unique<detail::DeferredReleaseBox<Fn>>(std::in_place, make),
+                       &detail::run_then_defer_release<Fn>, name);
   } else {
     detail::launch_box(stream, std::unique_ptr<Fn>(new Fn(make())), &detail::run_boxed_kernel<Fn>, name);
   }

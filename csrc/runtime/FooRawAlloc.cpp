@@ -24,7 +24,7 @@ HeldBlocks& held() {
 
 }  // namespace
 
-void* raw_alloc(size_t nbytes, c10::Stream stream) {
+void* raw_alloc_with_stream(size_t nbytes, c10::Stream stream) {
   if (nbytes == 0) return nullptr;
   // The allocator serves the current stream of the block's device.
   c10::StreamGuard guard(stream);

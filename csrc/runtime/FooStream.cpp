@@ -1,4 +1,4 @@
-#include "FooStream.h"
+#include "runtime/FooStream.h"
 
 #include <array>
 #include <atomic>
@@ -8,10 +8,10 @@
 
 #include <c10/util/Exception.h>
 
-#include "FooException.h"
-#include "FooFunctions.h"
-#include "FooInit.h"
-#include "FooKernelWarnings.h"
+#include "runtime/FooException.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooInit.h"
+#include "runtime/FooKernelWarnings.h"
 
 namespace foo {
 namespace {

@@ -1,18 +1,22 @@
 """Registers foo with dynamo and inductor without importing either early.
 
-Importing dynamo or inductor takes seconds, so ``import torch`` must not.
-Dynamo's device interface is registered the moment
-``torch._dynamo.device_interface`` is imported (before any code can ask it
-for ``foo``); inductor's backend when inductor's ``init_backend_registration``
-looks up ``torch.foo.Scheduling`` and the other codegen classes, at the
-start of its first compilation.
+Importing dynamo or inductor takes seconds, so ``import torch`` must not:
+the two modules of this package that import them are imported here inside
+functions, when needed, not at module level. Dynamo's device interface is
+registered the moment ``torch._dynamo.device_interface`` is imported
+(before any code can ask it for ``foo``); inductor's backend when inductor's
+``init_backend_registration`` looks up ``torch.foo.Scheduling`` and the
+other codegen classes, at the start of its first compilation.
 """
 
+import functools
 import importlib.abc
 import importlib.machinery
 import sys
 import threading
 from typing import Any
+
+import torch_foo.foo as device_module
 
 _DYNAMO_MODULE = "torch._dynamo.device_interface"
 
@@ -66,6 +70,8 @@ def install() -> None:
         if _installed:
             return
         _installed = True
+        for name in INDUCTOR_ATTRIBUTES:
+            device_module._register_lazy_attribute(name, functools.partial(inductor_attribute, name))
         if _DYNAMO_MODULE in sys.modules:
             _register_dynamo()
         else:

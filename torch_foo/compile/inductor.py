@@ -12,6 +12,7 @@ on the same stream, so everything runs in program order, and a compiled
 call returns once its work is queued.
 """
 
+import inspect
 import os
 import threading
 from typing import Any, Optional
@@ -215,6 +216,48 @@ class FooDeviceOpOverrides(DeviceOpOverrides):
         return "void*"
 
 
+def _parameters(fn: Any) -> str:
+    """``fn``'s parameter names, keyword-only ones after ``*``: ``"self, tensor1, *, value"``."""
+    names, star = [], False
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is p.KEYWORD_ONLY and not star:
+            names.append("*")
+            star = True
+        names.append({p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name)
+    return ", ".join(names)
+
+
+def _expect(target: Any, module: str, qualname: str, parameters: str) -> None:
+    """Fails loudly unless ``target`` still is the torch function a patch below replaces or wraps.
+
+    Each patch relies on what its target does in the torch version it was
+    written for; a target that moved, was renamed or takes other parameters
+    may no longer do it, and patching it anyway would fail later, somewhere
+    in inductor, or not at all. An ImportError, not a RuntimeError: inductor
+    looks up ``torch.foo.Scheduling`` inside ``except RuntimeError: pass``,
+    which would hide this one.
+    """
+    found = (getattr(target, "__module__", None), getattr(target, "__qualname__", None))
+    try:
+        found_parameters = _parameters(target)
+    except (TypeError, ValueError):
+        found_parameters = "?"
+    if found != (module, qualname) or found_parameters != parameters:
+        raise ImportError(
+            f"torch_foo cannot register its inductor backend with torch {torch.__version__}: it patches "
+            f"{module}.{qualname}({parameters}), but this torch has {found[0]}.{found[1]}({found_parameters}) "
+            "there. Use the torch version this torch_foo was built for.")
+
+
+def _expect_method(cls: type, name: str) -> None:
+    """Fails loudly (as ``_expect``) unless ``cls`` still has the method a class below overrides."""
+    if not callable(getattr(cls, name, None)):
+        raise ImportError(
+            f"torch_foo cannot register its inductor backend with torch {torch.__version__}: it overrides "
+            f"{cls.__module__}.{cls.__qualname__}.{name}, which this torch does not have. Use the torch "
+            "version this torch_foo was built for.")
+
+
 def _schedule_foo_nodes_as_cpu() -> None:
     """Makes inductor's scheduler treat foo nodes as the C++ kernels they are.
 
@@ -228,6 +271,7 @@ def _schedule_foo_nodes_as_cpu() -> None:
 
     if getattr(BaseSchedulerNode.is_cpu, "_foo_aware", False):
         return
+    _expect(BaseSchedulerNode.is_cpu, "torch._inductor.scheduler", "BaseSchedulerNode.is_cpu", "self")
 
     def is_cpu(self: BaseSchedulerNode) -> bool:
         device = self.get_device()
@@ -254,6 +298,7 @@ def _cpp_backend_for_foo() -> None:
     original = utils.get_current_backend
     if getattr(original, "_foo_aware", False):
         return
+    _expect(original, "torch._inductor.utils", "get_current_backend", "device_type")
 
     def get_current_backend(device_type: str | None = None) -> str:
         if device_type is None:
@@ -282,6 +327,7 @@ def _device_guard_for_foo() -> None:
     original = scheduler.device_need_guard
     if getattr(original, "_foo_aware", False):
         return
+    _expect(original, "torch._inductor.utils", "device_need_guard", "device")
 
     def device_need_guard(device: str) -> bool:
         return device == "foo" or original(device)
@@ -307,6 +353,7 @@ def _pointwise_prefers_foo_over_cpu() -> None:
     original = lowering.is_gpu
     if getattr(original, "_foo_aware", False):
         return
+    _expect(original, "torch._inductor.utils", "is_gpu", "device")
 
     def is_gpu(device: str | None) -> bool:
         return device == "foo" or original(device)
@@ -332,6 +379,7 @@ def _addcmul_with_a_cpu_scalar_runs_on_foo() -> None:
     original = lowering.lowerings[aten.addcmul.default]
     if getattr(original, "_foo_aware", False):
         return
+    _expect(original, "torch._inductor.lowering", "addcmul", "self, tensor1, tensor2, *, value")
 
     def device_type(x: Any) -> Optional[str]:
         if isinstance(x, ir.TensorBox) and x.get_device() is not None:
@@ -379,14 +427,22 @@ def register() -> None:
     with _lock:
         if _registered:
             return
-        register_backend_for_device("foo", FooCppScheduling, FooWrapperCodegen, FooCppWrapperCodegen,
-                                    device_custom_pass=_FooCodegenVersion())
-        register_device_op_overrides("foo", FooDeviceOpOverrides())
+        for cls, names in ((CppScheduling, ("ready_to_flush", "define_kernel")),
+                           (PythonWrapperCodegen, ("_generate_kernel_call_helper", "make_allocation"))):
+            for name in names:
+                _expect_method(cls, name)
+        # The patches first: each checks its target before it changes
+        # anything, and changes only what inductor does for foo, so a torch
+        # that fails a check is left without foo's backend and unchanged for
+        # every other device.
         _schedule_foo_nodes_as_cpu()
         _cpp_backend_for_foo()
         _device_guard_for_foo()
         _pointwise_prefers_foo_over_cpu()
         _addcmul_with_a_cpu_scalar_runs_on_foo()
+        register_backend_for_device("foo", FooCppScheduling, FooWrapperCodegen, FooCppWrapperCodegen,
+                                    device_custom_pass=_FooCodegenVersion())
+        register_device_op_overrides("foo", FooDeviceOpOverrides())
         _registered = True
 
 

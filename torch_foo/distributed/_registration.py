@@ -11,16 +11,17 @@ _registered = False
 
 def _create_backend(store, rank: int, world_size: int, timeout: timedelta):
     """c10d's creator for fooccl: a gloo group carries foo tensors' data, a
-    second one, under its own store prefix, the ranks' signatures, and a
+    second one, under its own store prefix, the ranks' collective fingerprints
+    and point-to-point headers, and a
     third the CPU tensors' collectives (which must never pair with foo's)."""
     import torch.distributed as dist
 
     from torch_foo import _C
 
     gloo = dist.ProcessGroupGloo(store, rank, world_size, timeout)
-    signatures = dist.ProcessGroupGloo(dist.PrefixStore("fooccl_signatures", store), rank, world_size, timeout)
+    fingerprints = dist.ProcessGroupGloo(dist.PrefixStore("fooccl_fingerprints", store), rank, world_size, timeout)
     host = dist.ProcessGroupGloo(dist.PrefixStore("fooccl_host", store), rank, world_size, timeout)
-    return _C._distributed.FooBackend(gloo, signatures, host, rank, world_size, timeout)
+    return _C._distributed.FooBackend(gloo, fingerprints, host, rank, world_size, timeout)
 
 
 def register() -> None:

@@ -4,8 +4,11 @@ Registered as ``torch.foo``; ``torch.accelerator``, ``torch.Stream`` and
 ``torch.Event`` reach foo through it and through the C++ device guard.
 """
 
+from typing import Any, Callable
+
 import torch
 
+from torch_foo import _C
 from torch_foo.foo._device import (
     device,
     device_count,
@@ -94,6 +97,17 @@ from torch_foo.foo import _utils  # noqa: F401  (torch.serialization looks up to
 # torch.cuda.OutOfMemoryError is torch.OutOfMemoryError; foo's allocator raises it.
 OutOfMemoryError = torch.OutOfMemoryError
 
+# Attributes that other parts of torch_foo provide on first access, by name:
+# inductor reads its codegen classes from torch.foo at its first
+# compilation, and torch_foo.compile registers them here so that importing
+# inductor waits until then (and this module imports nothing of compile).
+_lazy_attributes: dict[str, Callable[[], Any]] = {}
+
+
+def _register_lazy_attribute(name: str, provider: Callable[[], Any]) -> None:
+    """Makes ``torch.foo.<name>`` return ``provider()`` (called at each access)."""
+    _lazy_attributes[name] = provider
+
 __all__ = [
     "Event",
     "ExternalStream",
@@ -181,13 +195,8 @@ def __getattr__(name: str):  # noqa: ANN202
     if name == "default_generators":
         # As torch.cuda.default_generators: each device's default generator,
         # by index (foo's exist without an initialized runtime).
-        from torch_foo import _C
-
         return tuple(_C._default_generator(i) for i in range(_C._device_count()))
-    # Inductor reads its codegen classes from torch.foo at its first
-    # compilation; importing inductor only then keeps `import torch` fast.
-    from torch_foo.compile import _registration
-
-    if name in _registration.INDUCTOR_ATTRIBUTES:
-        return _registration.inductor_attribute(name)
+    provider = _lazy_attributes.get(name)
+    if provider is not None:
+        return provider()
     raise AttributeError(f"module 'torch.foo' has no attribute '{name}'")

@@ -14,6 +14,7 @@ from typing import Any
 
 from torch_foo import _C
 from torch_foo.foo._lazy import _lazy_init
+from torch_foo.foo._memory_snapshot import memory_snapshot
 from torch_foo.foo._utils import DeviceLike, _get_device_index
 
 
@@ -54,8 +55,6 @@ class MemPool(_C._MemPool):
 
     def snapshot(self, include_traces: bool = True) -> list[dict[str, Any]]:
         """The pool's segments, as ``torch.foo.memory_snapshot(self.id)``."""
-        from torch_foo.foo.memory import memory_snapshot
-
         return memory_snapshot(self.id, include_traces=include_traces)
 
 

@@ -70,6 +70,17 @@ def _snapshot(device: Any = None, augment_with_fx_traces: bool = False) -> dict[
     return snapshot
 
 
+def memory_snapshot(mempool_id: Optional[tuple[int, int]] = None, include_traces: bool = True) -> list[dict[str, Any]]:
+    """Every segment of every device with its blocks, as torch.cuda.memory_snapshot();
+    with ``mempool_id``, only the segments of that memory pool (a
+    ``MemPool.id`` or a graph's ``pool()``). ``include_traces`` is accepted
+    for torch.cuda's signature: the segments carry no trace either way."""
+    segments = _snapshot()["segments"]
+    if mempool_id is None or tuple(mempool_id) == (0, 0):
+        return segments
+    return [s for s in segments if tuple(s["segment_pool_id"]) == tuple(mempool_id)]
+
+
 def _dump_snapshot(filename: str = "dump_snapshot.pickle", augment_with_fx_traces: bool = False) -> None:
     """Pickles _snapshot() into ``filename``, for torch.cuda._memory_viz or pytorch.org/memory_viz."""
     snapshot = _snapshot(augment_with_fx_traces=augment_with_fx_traces)

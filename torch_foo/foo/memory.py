@@ -10,8 +10,17 @@ from typing import Any, Optional
 
 import torch
 
+from torch_foo import _C
 from torch_foo.foo._lazy import _lazy_init
 from torch_foo.foo._mem_pool import MemPool, use_mem_pool  # noqa: F401  (torch.cuda.memory has them too)
+from torch_foo.foo._memory_snapshot import (  # noqa: F401  (torch.cuda.memory's history and snapshot API)
+    _attach_out_of_memory_observer,
+    _dump_snapshot,
+    _record_memory_history,
+    _snapshot,
+    memory_snapshot,
+)
+from torch_foo.foo._streams import current_stream
 from torch_foo.foo._utils import DeviceLike, _get_device_index
 
 
@@ -30,8 +39,6 @@ def host_memory_stats() -> dict[str, int]:
     ``"allocated_bytes.current"`` is what the pinned allocator holds from the
     runtime (in use or cached), ``"active_bytes.current"`` what is in use,
     including blocks waiting for queued copies to finish with them."""
-    from torch_foo import _C
-
     return dict(_C._host_memory_stats())
 
 
@@ -65,19 +72,6 @@ def reset_max_memory_allocated(device: DeviceLike = None) -> None:
     reset_peak_memory_stats(device)
 
 
-def memory_snapshot(mempool_id: Optional[tuple[int, int]] = None, include_traces: bool = True) -> list[dict[str, Any]]:
-    """Every segment of every device with its blocks, as torch.cuda.memory_snapshot();
-    with ``mempool_id``, only the segments of that memory pool (a
-    ``MemPool.id`` or a graph's ``pool()``). ``include_traces`` is accepted
-    for torch.cuda's signature: the segments carry no trace either way."""
-    from torch_foo.foo._memory_snapshot import _snapshot
-
-    segments = _snapshot()["segments"]
-    if mempool_id is None or tuple(mempool_id) == (0, 0):
-        return segments
-    return [s for s in segments if tuple(s["segment_pool_id"]) == tuple(mempool_id)]
-
-
 def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
     """Resets the accumulated counts (allocated/freed totals, retries, OOMs)."""
     torch.accelerator.reset_accumulated_memory_stats(_index(device))
@@ -92,8 +86,6 @@ def set_per_process_memory_fraction(fraction: float, device: DeviceLike = None) 
     """Lets this process reserve at most ``fraction`` (0 to 1) of ``device``'s
     capacity; a request beyond it raises torch.OutOfMemoryError, as
     torch.cuda.set_per_process_memory_fraction."""
-    from torch_foo import _C
-
     _lazy_init()
     index = _get_device_index(device, optional=True)
     if not isinstance(fraction, float):
@@ -105,8 +97,6 @@ def set_per_process_memory_fraction(fraction: float, device: DeviceLike = None) 
 
 def get_per_process_memory_fraction(device: DeviceLike = None) -> float:
     """The fraction set by set_per_process_memory_fraction (1.0 when none was)."""
-    from torch_foo import _C
-
     _lazy_init()
     return _C._get_memory_fraction(_get_device_index(device, optional=True))
 
@@ -190,15 +180,11 @@ def get_allocator_backend() -> str:
 
 def reset_peak_host_memory_stats() -> None:
     """Resets the peaks of host_memory_stats() to their current values."""
-    from torch_foo import _C
-
     _C._reset_peak_host_memory_stats()
 
 
 def reset_accumulated_host_memory_stats() -> None:
     """Resets host_memory_stats()'s accumulated counts (allocated and freed totals)."""
-    from torch_foo import _C
-
     _C._reset_accumulated_host_memory_stats()
 
 
@@ -207,9 +193,6 @@ def caching_allocator_alloc(size: int, device: DeviceLike = None, stream: Option
     (default: the device's current stream) and returns their address, as
     torch.cuda.caching_allocator_alloc; give them back with
     caching_allocator_delete."""
-    from torch_foo import _C
-    from torch_foo.foo._streams import current_stream
-
     _lazy_init()
     index = _get_device_index(device, optional=True)
     if stream is None:
@@ -225,8 +208,6 @@ def caching_allocator_alloc(size: int, device: DeviceLike = None, stream: Option
 
 def caching_allocator_delete(mem_ptr: int) -> None:
     """Gives back memory that caching_allocator_alloc returned."""
-    from torch_foo import _C
-
     _C._caching_allocator_delete(mem_ptr)
 
 
@@ -245,12 +226,3 @@ def list_gpu_processes(device: DeviceLike = None) -> str:
     else:
         lines.append("no processes are running")
     return "\n".join(lines)
-
-
-# History and snapshots, in torch.cuda.memory's private API and format.
-from torch_foo.foo._memory_snapshot import (  # noqa: E402
-    _attach_out_of_memory_observer,
-    _dump_snapshot,
-    _record_memory_history,
-    _snapshot,
-)
