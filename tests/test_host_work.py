@@ -305,6 +305,43 @@ def test_a_graph_replay_runs_on_the_waiting_host(foo):
     assert on_the_waiting_host(launch, wait, kernels=2) == [2.0] * 4
 
 
+# Host reads: each waits for the stream, so the host runs the kernel that
+# makes the value it then reads.
+READS = {
+    "item": lambda y: y.sum().item(),
+    "nonzero": lambda y: torch.nonzero(y > 0).cpu().tolist(),
+    "masked_select": lambda y: torch.masked_select(y, y > 0).cpu().tolist(),
+    "boolean_index": lambda y: y[y < 0].cpu().tolist(),
+    "unique": lambda y: [t.cpu().tolist() for t in torch.unique(y.abs(), return_inverse=True, return_counts=True)],
+}
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_read_of_work_the_host_ran_gives_its_result(foo, read):
+    v = torch.arange(-4.0, 6.0, device="foo")
+    foo.synchronize()
+    got = on_the_waiting_host(lambda: v * 3 - 1, lambda y: READS[read](y), kernels=1)
+    assert got == READS[read](torch.arange(-4.0, 6.0) * 3 - 1)
+
+
+@pytest.mark.parametrize("read", sorted(READS))
+def test_a_failure_in_work_the_host_ran_is_raised_once_by_the_read_that_waited(foo, read):
+    x = torch.arange(3.0, device="foo")
+    idx = torch.tensor([10], device="foo")
+    foo.synchronize()
+
+    def launch():
+        torch.gather(x, 0, idx)
+        return x + 1
+
+    def wait(y):
+        with pytest.raises(RuntimeError, match=r"aten::gather.*out of bounds"):
+            READS[read](y)
+        return READS[read](y)  # reported once: the same read now succeeds
+
+    assert on_the_waiting_host(launch, wait, kernels=1) == READS[read](torch.arange(3.0) + 1)
+
+
 # ---- in a child process
 
 BLOCKING = {"FOO_SIM_LAUNCH_BLOCKING": "1"}
