@@ -12,11 +12,10 @@ row's median with the lowest and highest ratio of its rounds.
 import argparse
 import statistics
 import sys
-import time
 
 import torch
 
-from common import SETTLE_S, _timed, row
+from common import ratio_rounds, row
 from cpu_side import cpu_workload
 
 ROUNDS = 7
@@ -90,15 +89,9 @@ def measure(factory: str, repeat: int, rounds: int) -> tuple[float, float, list[
     two sides timed in alternation, CPU in its own process."""
     foo_fn = globals()[factory]("foo")
     cpu_fn = cpu_workload("bench_latency", factory)
-    for _ in range(3):  # warm up caches, pools, the runtime and the fallback's meta results
+    for _ in range(2):  # and ratio_rounds' own: the fallback's meta results need more than one call
         foo_fn(), cpu_fn()
-    foo_times, cpu_times = [], []
-    for _ in range(rounds):
-        time.sleep(SETTLE_S)
-        foo_times.append(_timed(foo_fn, repeat))
-        time.sleep(SETTLE_S)
-        cpu_times.append(_timed(cpu_fn, repeat))
-    ratios = [f / c for f, c in zip(foo_times, cpu_times)]
+    foo_times, cpu_times, ratios = ratio_rounds(foo_fn, cpu_fn, repeat, rounds)
     return statistics.median(foo_times), statistics.median(cpu_times), ratios
 
 
