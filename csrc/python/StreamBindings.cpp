@@ -27,6 +27,7 @@ void bind_streams(py::module& m) {
   // Kernels the calling thread ran while waiting for them (foo_sim's host
   // work); for tests.
   m.def("_host_work_count", [] { return fooHostWorkCount(); });
+  m.def("_warn_in_kernel", &aten::warn_in_kernel);
   py::class_<aten::Gate>(m, "_Gate")
       .def(py::init<>())
       .def("open", &aten::Gate::open, py::call_guard<py::gil_scoped_release>());
