@@ -18,6 +18,17 @@ PROLOGUE = """
     x = torch.randn(512, 512, device="foo")
     torch.foo.synchronize()
     time.sleep(0.3)
+
+    def matmul_then_sleep(ms):
+        # Polled for the matmul: that leaves the work to an executor (a
+        # waiting host would run it itself), and the sleep queued behind it
+        # is that executor's next kernel, so a synchronization blocks.
+        x @ x                   # a parallel kernel: its executor holds a team
+        ran = torch.foo.Event()
+        ran.record()
+        torch.foo._sleep(ms)
+        while not ran.query():
+            time.sleep(0.001)
 """
 
 
@@ -40,9 +51,8 @@ def test_a_host_blocked_while_an_executor_holds_a_team_gives_its_own_back():
     before, after = run_python_json(PROLOGUE + """
     cpu = torch.randn(512, 512)
     cpu @ cpu               # CPU work: the main thread's own team of 2
-    x @ x                   # a parallel kernel: its executor holds a team too
-    torch.foo._sleep(200)
-    time.sleep(0.02)        # the matmul has run; the sleep has begun
+    matmul_then_sleep(200)  # an executor holds a team too
+    time.sleep(0.02)        # the sleep has begun
     before = threads()
     torch.foo.synchronize() # blocks: the main thread's team is given back
     print(json.dumps([before, threads()]))
@@ -89,9 +99,7 @@ def test_a_host_gives_its_team_back_at_most_once_per_100_ms():
     for pause in (0.0, 0.0, 0.3):
         time.sleep(pause)
         cpu @ cpu               # the main thread's team, started again if it was given back
-        x @ x                   # an executor holds a team of its own
-        torch.foo._sleep(10)    # the host blocks: the synchronization waits for it
-        time.sleep(0.003)       # the matmul has run
+        matmul_then_sleep(10)   # an executor holds a team of its own; the host blocks on the sleep
         with_team = threads()
         torch.foo.synchronize()
         counts.append(with_team - threads())

@@ -7,6 +7,7 @@
 #include <ATen/ops/_local_scalar_dense.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/from_blob.h>
 #include <ATen/ops/real.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -51,6 +52,9 @@ at::Tensor empty_with_layout_of(const at::Tensor& layout, const c10::TensorOptio
 }
 
 size_t nbytes(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
+
+// The largest element `.item()` reads (complex128).
+constexpr size_t kMostScalarBytes = 16;
 
 at::Tensor empty_foo_like(const at::Tensor& like, c10::ScalarType dtype, c10::Device device) {
   return at::empty(like.sizes(), like.options().dtype(dtype).device(device).memory_format(c10::MemoryFormat::Contiguous));
@@ -203,11 +207,22 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
-  at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
   c10::DeviceGuard guard(self.device());
-  copy_device_to_host(self, host, false);
+  if (self.is_conj() || self.is_neg() || self.element_size() > kMostScalarBytes) {
+    at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
+    copy_device_to_host(self, host, false);
+    note_synchronizing("aten::_local_scalar_dense");
+    return at::_local_scalar_dense(host);
+  }
+  // The value's bytes, copied on the stream into this frame (pageable: the
+  // copy completes before it returns), then read as CPU's
+  // _local_scalar_dense reads them, without a CPU tensor to hold them.
+  alignas(16) unsigned char bytes[kMostScalarBytes];
+  FooStream stream = getCurrentFooStream(self.device().index());
+  FOO_CHECK(fooMemcpyAsync(bytes, self.const_data_ptr(), self.element_size(), fooMemcpyDeviceToHost, stream.stream()));
+  reraise_kernel_warnings();
   note_synchronizing("aten::_local_scalar_dense");
-  return at::_local_scalar_dense(host);
+  return at::_local_scalar_dense(at::from_blob(bytes, {}, self.options().device(c10::kCPU)));
 }
 
 // foo's copy honours the conjugation and negation bits itself; without

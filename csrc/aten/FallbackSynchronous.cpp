@@ -2,25 +2,15 @@
 // the host, after a wait for the stream (FallbackStrategies.h).
 #include <vector>
 
-#include "aten/EmptyFoo.h"
 #include "aten/FallbackArguments.h"
 #include "aten/FallbackStrategies.h"
+#include "aten/HostResult.h"
 #include "aten/TensorInfo.h"
 #include "runtime/FooStream.h"
 
 namespace foo::aten::fallback {
-namespace {
 
 using Stack = torch::jit::Stack;
-
-at::Tensor foo_copy_of(const at::Tensor& cpu, c10::Device device) {
-  if (cpu.layout() != c10::kStrided) return cpu.to(device);  // a sparse result: its indices and values
-  auto out = empty_strided_foo(cpu.sizes(), cpu.strides(), cpu.options().device(device));
-  out.copy_(cpu);
-  return out;
-}
-
-}  // namespace
 
 // Waits for the device's current stream, then runs on the host; out=
 // arguments are then resized and filled.
@@ -54,10 +44,10 @@ void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_a
     }
     const c10::IValue& r = cpu[i];
     if (r.isTensor() && r.toTensor().defined()) {
-      stack->push_back(foo_copy_of(narrowed(r.toTensor()), device));
+      stack->push_back(foo_tensor_from_host(narrowed(r.toTensor()), device));
     } else if (r.isTensorList()) {
       c10::List<at::Tensor> outs;
-      for (const at::Tensor& t : r.toTensorList()) outs.push_back(foo_copy_of(narrowed(t), device));
+      for (const at::Tensor& t : r.toTensorList()) outs.push_back(foo_tensor_from_host(narrowed(t), device));
       stack->push_back(outs);
     } else {
       stack->push_back(r);

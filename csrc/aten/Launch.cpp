@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "aten_runtime/FooHostWork.h"
 #include "runtime/FooIdleThreads.h"
 
 namespace foo::aten {
@@ -15,6 +16,12 @@ const char* interned_name(const std::string& name) {
 }
 
 void use_thread_count(int threads) {
+  // A waiting host running the kernel: its own OpenMP team, and its own
+  // count put back after (FooHostWork.h).
+  if (running_host_work()) {
+    if (at::get_num_threads() != threads) at::set_num_threads(threads);
+    return;
+  }
   if (threads > 1) note_executor_parallel_kernel();
   // Per executor thread: only call into OpenMP when the count changes.
   thread_local int current = -1;

@@ -6,7 +6,6 @@
 #include <foo_sim/foo_runtime.h>
 
 #include "runtime/FooException.h"
-#include "runtime/FooInit.h"
 
 namespace foo {
 namespace {
@@ -28,14 +27,5 @@ int issuing_thread_width(void* /*user_data*/) { return at::get_num_threads(); }
 void use_aten_threads_for_copies() {
   FOO_CHECK(fooSetCopyRunner(&run_on_intra_op_threads, &issuing_thread_width, nullptr));
 }
-
-namespace {
-
-const bool g_registered = [] {
-  set_aten_init_step(&use_aten_threads_for_copies);
-  return true;
-}();
-
-}  // namespace
 
 }  // namespace foo

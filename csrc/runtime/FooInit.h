@@ -11,7 +11,7 @@ bool is_initialized();
 
 // What the ATen-level runtime (a layer above this one) needs done when the
 // runtime starts: lazy_init runs `step` right after foo_sim's fooInit, under
-// its lock. Set once, when the library loads (aten_runtime/FooCopyRunner.cpp).
+// its lock. Set once, when the library loads (aten_runtime/FooAtenInit.cpp).
 void set_aten_init_step(void (*step)());
 
 // True in a child process forked after foo was initialized.

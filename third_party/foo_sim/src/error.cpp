@@ -17,6 +17,13 @@ fooError_t fail(fooError_t code, std::string detail) {
   return code;
 }
 
+LastError exchange_last_error(LastError next) {
+  LastError previous{t_last_error, std::move(t_last_detail)};
+  t_last_error = next.code;
+  t_last_detail = std::move(next.detail);
+  return previous;
+}
+
 std::string format(const char* fmt, ...) {
   char buffer[512];
   va_list args;

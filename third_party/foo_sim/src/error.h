@@ -12,6 +12,14 @@ namespace foo_sim {
 // `return fail(fooErrorInvalidValue, "...")`.
 fooError_t fail(fooError_t code, std::string detail);
 
+// The calling thread's last error (fooGetLastError, fooGetErrorDetail).
+struct LastError {
+  fooError_t code = fooSuccess;
+  std::string detail;
+};
+// Makes `next` the calling thread's last error and returns the one it had.
+LastError exchange_last_error(LastError next);
+
 // Formats like printf; only used on error paths.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

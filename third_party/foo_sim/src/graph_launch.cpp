@@ -199,7 +199,7 @@ fooError_t Scheduler::launch_graph(Stream* s, const GraphDataPtr& graph, const s
   push(s, command(Command::Kind::Record, end));
   *previous = end;
   if (config_.launch_blocking) {
-    host_wait(lock, false, [&end] { return end->done; });
+    host_wait(lock, false, [&end] { return end->done; }, s, nullptr);
     return report(s->pending_error);
   }
   return fooSuccess;

@@ -61,6 +61,20 @@ void current_label(fooActivityKind* kind, const char** name, uint64_t* bytes, fo
   *memcpy_kind = t_label->memcpy_kind;
 }
 
+ThreadLabel exchange_thread_label(const ThreadLabel& next) {
+  ThreadLabel previous;
+  previous.labelled = t_label != nullptr;
+  previous.kind = t_label_storage.kind;
+  previous.name = t_label_storage.name;
+  previous.bytes = t_label_storage.bytes;
+  previous.memcpy_kind = t_label_storage.memcpy_kind;
+  previous.correlation = t_correlation;
+  t_label_storage = Label{next.kind, next.name, next.bytes, next.memcpy_kind};
+  t_label = next.labelled ? &t_label_storage : nullptr;
+  t_correlation = next.correlation;
+  return previous;
+}
+
 void stamp(ActivityStamp& stamp) {
   stamp.traced = true;
   if (t_label != nullptr) {

@@ -52,6 +52,19 @@ class ScopedLabel {
 // The calling thread's current label, if a ScopedLabel is set (whether or
 // not tracing is on); leaves the outputs alone otherwise.
 void current_label(fooActivityKind* kind, const char** name, uint64_t* bytes, fooMemcpyKind* memcpy_kind);
+// The calling thread's label (if `labelled`) and correlation id, as a
+// thread that runs queued work in place of an executor sets them aside.
+struct ThreadLabel {
+  bool labelled = false;
+  fooActivityKind kind = fooActivityKindKernel;
+  const char* name = nullptr;
+  uint64_t bytes = 0;
+  fooMemcpyKind memcpy_kind = fooMemcpyDefault;
+  uint64_t correlation = 0;
+};
+// Gives the calling thread `next` and returns what it had.
+ThreadLabel exchange_thread_label(const ThreadLabel& next);
+
 // Fills `stamp` for a command being queued by this thread (tracing is on).
 void stamp(ActivityStamp& stamp);
 // Records a stamped command that ran from start_ns to end_ns.

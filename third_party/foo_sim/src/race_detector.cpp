@@ -380,6 +380,31 @@ fooError_t take_deferred() {
   return fail(fooErrorRaceDetected, m);
 }
 
+struct ThreadDeclarations {
+  Declared declared;
+  unsigned long long launches = 0;
+  std::string deferred;
+  uint64_t deferred_generation = 0;
+};
+
+void ThreadDeclarationsDeleter::operator()(ThreadDeclarations* d) const { delete d; }
+
+SavedDeclarations set_aside_thread_declarations() {
+  SavedDeclarations saved(new ThreadDeclarations());
+  saved->declared = std::exchange(t_declared, Declared());
+  saved->launches = t_launches;
+  saved->deferred = std::exchange(t_deferred, std::string());
+  saved->deferred_generation = t_deferred_generation;
+  return saved;
+}
+
+void restore_thread_declarations(SavedDeclarations saved) {
+  t_declared = std::move(saved->declared);
+  t_launches = saved->launches;
+  t_deferred = std::move(saved->deferred);
+  t_deferred_generation = saved->deferred_generation;
+}
+
 void declare_own(const void* ptr, size_t bytes, bool write, const char* op) {
   if (t_declared.generation != state().generation_snapshot()) {
     t_declared = Declared();

@@ -87,6 +87,17 @@ std::shared_ptr<const CapturedAccesses> take_captured(const fooStream_st* s);
 fooError_t on_replay(fooStream_st* s, const GraphData& graph, ReplayClock* previous);
 
 // ---- without the scheduler's mutex
+// The calling thread's declarations and deferred race, set aside while it
+// runs queued work in place of an executor (host_work.h): what that work
+// declares is not the thread's next launch's.
+struct ThreadDeclarations;
+struct ThreadDeclarationsDeleter {
+  void operator()(ThreadDeclarations* d) const;
+};
+using SavedDeclarations = std::unique_ptr<ThreadDeclarations, ThreadDeclarationsDeleter>;
+SavedDeclarations set_aside_thread_declarations();
+void restore_thread_declarations(SavedDeclarations saved);
+
 // A copy or memset's own range, for the calling thread's next launch.
 void declare_own(const void* ptr, size_t bytes, bool write, const char* op);
 // fooFree / fooFreeHost: the memory is gone.

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <utility>
+
 #include "error.h"
 #include "race_detector.h"
 
@@ -17,6 +19,8 @@ void mark_forked_child() { g_forked_after_start.store(true); }
 thread_local int t_current_device = 0;
 
 }  // namespace
+
+int exchange_thread_device(int device) { return std::exchange(t_current_device, device); }
 
 Runtime::Runtime() {
   config_error_ = read_config_from_env(&config_);

@@ -15,6 +15,10 @@
 
 namespace foo_sim {
 
+// Makes `device` the calling thread's current device, unchecked, and
+// returns the one it had: for threads that run kernels (scheduler.cpp).
+int exchange_thread_device(int device);
+
 class Runtime {
  public:
   // The runtime, or an error (bad configuration, forked child) to return.

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "idle_hook.h"
 #include "priority.h"
+#include "runtime.h"
 
 namespace foo_sim {
 namespace {
@@ -26,15 +27,15 @@ constexpr auto kHostSpin = std::chrono::microseconds(5);
 // training step 5 ms slower, against 3 ms for the step itself), so only a
 // pause longer than twenty such steps counts as idle.
 constexpr auto kIdleBeforeHook = std::chrono::milliseconds(100);
-// How long a spinning executor lets launches gather once one arrived, when
-// it arrived this soon after the executor ran out of work: a host is then
-// launching operators back to back, and taking them a few at a time keeps
+// How long a spinning executor lets launches gather once one arrived. A
+// host launching operators back to back: taking them a few at a time keeps
 // the executor off the launching core's cache lines (the scheduler's mutex,
-// the stream's queue) while the host writes them. On the small-op chain it
+// the stream's queue) while the host writes them; on the small-op chain it
 // took the cost per operator from 2.55 us to 2.36 us (medians of eight
-// interleaved runs; CPU's whole operator: 2.30 us). A host that waits for
-// the work, or polls for it (fooStreamQuery, fooEventQuery), ends the
-// gathering at once.
+// interleaved runs; CPU's whole operator: 2.30 us). A host about to wait
+// for the work: it runs the work itself meanwhile (host work), without the
+// two hand-overs. A host that waits without taking the work, or polls for
+// it (fooStreamQuery, fooEventQuery), ends the gathering at once.
 constexpr auto kGather = std::chrono::microseconds(20);
 // The most kernels of one stream an executor takes at once.
 constexpr size_t kMaxBatch = 32;
@@ -181,7 +182,7 @@ fooError_t Scheduler::synchronize_stream(Stream* s) {
   if (fooError_t e = check_stream(s, "fooStreamSynchronize")) return e;
   if (s->capture) return capture_conflict(*s->capture, "fooStreamSynchronize of a capturing stream");
   if (fooError_t e = unsafe_call_locked("fooStreamSynchronize")) return e;
-  host_wait(lock, false, [s] { return idle(s); });
+  host_wait(lock, false, [s] { return idle(s); }, s, nullptr);
   if (race::on()) {
     race::on_host_waited_stream(s);
     if (fooError_t e = race::take_deferred()) return e;
@@ -194,7 +195,7 @@ fooError_t Scheduler::synchronize_device(int device) {
   Device* d = devices_[device].get();
   if (fooError_t e = conflict_on_device(d, "fooDeviceSynchronize of a device with a capturing stream")) return e;
   if (fooError_t e = unsafe_call_locked("fooDeviceSynchronize")) return e;
-  host_wait(lock, false, [d] { return device_idle(d); });
+  host_wait(lock, false, [d] { return device_idle(d); }, nullptr, d);
   if (race::on()) {
     race::on_host_waited_device(d);
     if (fooError_t e = race::take_deferred()) return e;
@@ -208,7 +209,7 @@ fooError_t Scheduler::synchronize_device(int device) {
 void Scheduler::wait_device_idle(int device) {
   Lock lock(mutex_);
   Device* d = devices_[device].get();
-  host_wait(lock, false, [d] { return device_idle(d); });
+  host_wait(lock, false, [d] { return device_idle(d); }, nullptr, d);
   if (race::on()) race::on_host_waited_device(d);
 }
 
@@ -299,14 +300,18 @@ fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work) {
 
 // Queues `c` and a private marker after it, and waits for the marker; then
 // reports the stream's pending error, so a failure surfaces at this call.
+// On an idle stream, with an executor free for it, the host claims the
+// stream first and runs `c` itself (host work): no executor is offered it.
 fooError_t Scheduler::enqueue_and_wait(Lock& lock, Stream* s, Command c) {
   auto m = std::make_shared<Marker>();
+  Stream* claimed = idle(s) && host_may_claim(s->device) ? s : nullptr;
+  if (claimed != nullptr) claim(claimed);
   push(s, std::move(c));
   Command record;
   record.kind = Command::Kind::Record;
   record.marker = m;
   push(s, std::move(record));
-  host_wait(lock, false, [&m] { return m->done; });
+  host_wait(lock, false, [&m] { return m->done; }, s, nullptr, claimed);
   if (race::on()) race::on_host_waited_stream(s);  // the host waited for everything queued on s
   return report(s->pending_error);
 }
@@ -323,6 +328,8 @@ fooError_t Scheduler::report_kernel_error(const char* message) {
 }
 
 bool Scheduler::on_executor_thread() { return t_on_executor; }
+
+bool Scheduler::exchange_executor_role(bool on) { return std::exchange(t_on_executor, on); }
 
 // -------------------------------------------------------------------- events
 
@@ -418,7 +425,8 @@ fooError_t Scheduler::synchronize_event(Event* e) {
   if (fooError_t err = unsafe_call_locked("fooEventSynchronize")) return err;
   MarkerPtr m = e->latest;
   if (!m) return fooSuccess;
-  host_wait(lock, (e->flags & fooEventBlockingSync) != 0, [&m] { return m->done; });
+  host_wait(lock, (e->flags & fooEventBlockingSync) != 0, [&m] { return m->done; }, m->done ? nullptr : m->stream,
+            nullptr);
   if (race::on()) {
     race::on_host_waited_event(e);
     if (fooError_t err = race::take_deferred()) return err;
@@ -478,6 +486,7 @@ void Scheduler::push_then_ring(Lock& lock, Stream* s, Command c) {
 
 void Scheduler::push(Stream* s, Command c) {
   c.seq = next_seq_++;
+  if (c.kind == Command::Kind::Record) c.marker->stream = s;
   if (c.kind == Command::Kind::Kernel && !c.self_traced && profiler::tracing()) profiler::stamp(c.stamp);
   bool was_idle = idle(s);
   s->queue.push_back(std::move(c));
@@ -539,7 +548,9 @@ void Scheduler::list_runnable(Stream* s) {
   // Wake a sleeper only if the executors already awake cannot take all the
   // work: a woken executor with nothing to do would spin on a busy core.
   int awake = d->spinning.load() + d->returning;
-  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake) wake_executor(d, s->home);
+  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake && d->busy < config_.executors_per_device) {
+    wake_executor(d, s->home);
+  }
 }
 
 // A stream's kernels stay on one executor when they can: kernels that use
@@ -558,17 +569,16 @@ void Scheduler::wake_executor(Device* d, int preferred) {
   d->executor_cv[chosen]->notify_one();
 }
 
+bool Scheduler::picked_before(const Stream* a, const Stream* b) {
+  return a->priority < b->priority || (a->priority == b->priority && a->queue.front().seq < b->queue.front().seq);
+}
+
 // The highest-priority runnable stream; FIFO by submission among equals.
 Stream* Scheduler::pick(Device* d) {
   if (d->runnable.empty()) return nullptr;
   auto best = d->runnable.begin();
   for (auto it = best + 1; it != d->runnable.end(); ++it) {
-    Stream* a = *it;
-    Stream* b = *best;
-    if (a->priority < b->priority ||
-        (a->priority == b->priority && a->queue.front().seq < b->queue.front().seq)) {
-      best = it;
-    }
+    if (picked_before(*it, *best)) best = it;
   }
   Stream* s = *best;
   *best = d->runnable.back();
@@ -589,17 +599,20 @@ void Scheduler::on_idle(Stream* s) {
 
 void Scheduler::executor_main(Device* d, int executor) {
   t_on_executor = true;
+  exchange_thread_device(d->index);
   std::vector<Command> batch;
   batch.reserve(kMaxBatch);
   Lock lock(mutex_);
   for (;;) {
-    Stream* s = pick(d);
+    // A host running work in an executor's place takes its slot (host work).
+    Stream* s = d->busy < config_.executors_per_device ? pick(d) : nullptr;
     if (s == nullptr) {
       wait_for_work(d, executor, lock);
       continue;
     }
     s->running = true;
     s->home = executor;
+    ++d->busy;
     take_kernels(s, batch);
     uint32_t listed = d->listings.load(std::memory_order_relaxed);
     lock.unlock();
@@ -613,6 +626,7 @@ void Scheduler::executor_main(Device* d, int executor) {
     batch.clear();
     if (failure) note_error(s, std::move(failure));
     s->running = false;
+    --d->busy;
     // This executor looks for work right after: it takes what advance()
     // makes runnable, so no sleeper needs waking for it.
     ++d->returning;
@@ -668,15 +682,15 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
     // here on rings after this read.
     uint32_t seen = d->doorbell.load(std::memory_order_relaxed);
     lock.unlock();
-    auto idle_since = Clock::now();
-    auto until = idle_since + kSpin;
+    auto until = Clock::now() + kSpin;
     while (d->doorbell.load(std::memory_order_acquire) == seen && Clock::now() < until) {
       std::this_thread::yield();
     }
-    auto rung = Clock::now();
-    if (d->doorbell.load(std::memory_order_relaxed) != seen && rung - idle_since < kGather) {
-      // A host waiting for the work, or polling for it, ends the gathering.
-      auto gathered = rung + kGather;
+    bool rung = d->doorbell.load(std::memory_order_relaxed) != seen;
+    if (rung) {
+      // A host waiting for the work without taking it, or polling for it,
+      // ends the gathering.
+      auto gathered = Clock::now() + kGather;
       uint32_t queries = host_queries_.load(std::memory_order_acquire);
       while (hosts_waiting_.load(std::memory_order_acquire) == 0 &&
              host_queries_.load(std::memory_order_acquire) == queries && Clock::now() < gathered) {
@@ -685,7 +699,10 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
     }
     lock.lock();
     d->spinning.fetch_sub(1);
-    if (!d->runnable.empty()) return;
+    // Rung, even if a waiting host took the work: launches keep coming, so
+    // it polls on rather than sleep (waking it would cost the next launch
+    // a system call).
+    if (rung || !d->runnable.empty()) return;
   }
   ++d->sleeping;
   d->asleep[executor] = true;
@@ -719,7 +736,10 @@ void Scheduler::run_kernel(const Command& c, Stream* s) {
   if (c.stamp.traced) profiler::record(c.stamp, s->device->index, s, start_ns, profiler::now_ns());
 }
 
-void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred) {
+void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred, Stream* awaited,
+                          Device* device, Stream* claimed) {
+  if (claimed == nullptr && pred()) return;
+  run_host_work(lock, pred, awaited, device, claimed);
   if (pred()) return;
   struct Waiting {
     std::atomic<int>& count;
@@ -736,6 +756,11 @@ void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>
       }
       lock.lock();
       if (pred()) return;
+      // What it waits for became runnable, and no executor took it yet.
+      if (host_takeable(awaited, device) != nullptr) {
+        run_host_work(lock, pred, awaited, device, nullptr);
+        if (pred()) return;
+      }
     }
   }
   if (has_idle_hook()) {

@@ -52,6 +52,10 @@ struct Marker {
   // The recording stream's pending failure when the record completed: the
   // record covers it, so synchronizing on the event may report it.
   KernelErrorPtr error;
+  // The stream the record is queued on, set when it is queued; valid until
+  // done (a stream with queued work is not freed). A waiting host follows
+  // it to the work that stands before the record (host work).
+  fooStream_st* stream = nullptr;
 };
 using MarkerPtr = std::shared_ptr<Marker>;
 
@@ -120,6 +124,10 @@ struct Device {
   Stream* default_stream = nullptr;
   std::vector<Stream*> streams;   // live and draining streams
   std::vector<Stream*> runnable;  // head is a kernel and nobody runs it
+  // Streams being run, by executors or by waiting hosts (host work): at
+  // most the device's executor count, so that a host takes a stream only
+  // in place of an idle executor.
+  int busy = 0;
   int sleeping = 0;               // executors blocked on their executor_cv
   int returning = 0;              // executors that finished a kernel and will pick next
   std::atomic<int> spinning{0};   // executors polling `doorbell`: at most one
@@ -195,8 +203,11 @@ class Scheduler {
 
   // Called from inside a running kernel.
   static fooError_t report_kernel_error(const char* message);
-  // True on executor threads, where blocking calls would deadlock.
+  // True on executor threads, where blocking calls would deadlock, and on a
+  // host thread while it runs work in their place (host_work.h).
   static bool on_executor_thread();
+  // Makes the calling thread count as an executor or not; returns what it was.
+  static bool exchange_executor_role(bool on);
 
  private:
   using Lock = std::unique_lock<std::mutex>;
@@ -218,11 +229,37 @@ class Scheduler {
   // Wakes `preferred` if it sleeps, else any sleeping executor.
   static void wake_executor(Device* d, int preferred);
   void run_kernel(const Command& c, Stream* s);
+  // Whether `a` is picked before `b` (both runnable on one device).
+  static bool picked_before(const Stream* a, const Stream* b);
   void on_idle(Stream* s);
   static bool idle(const Stream* s) { return !s->running && s->queue.empty(); }
   static bool device_idle(const Device* d);
-  // Blocks the host until pred() holds; spins briefly first unless `blocking`.
-  void host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred);
+  // Blocks the host until pred() holds; spins briefly first unless
+  // `blocking`. Meanwhile the host runs the work it waits for itself when an
+  // idle executor would take it (host work): `awaited` is the stream whose
+  // progress pred() needs (null: any stream of `device`), `claimed` one the
+  // caller claimed for the host already (claim()).
+  void host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred, Stream* awaited, Device* device,
+                 Stream* claimed = nullptr);
+  // ---- host work (scheduler_host_work.cpp); all with mutex_ held.
+  // Runs the awaited work on the calling host, batch by batch, from
+  // `claimed` (or a stream it may take) until pred() holds or it may take
+  // no more; returns with the thread's own state back.
+  void run_host_work(Lock& lock, const std::function<bool()>& pred, Stream* awaited, Device* device,
+                     Stream* claimed);
+  // A stream the waiting host may take now, or null: the one holding up
+  // `awaited` (holding_up), or the device's first runnable one.
+  Stream* host_takeable(Stream* awaited, Device* device) const;
+  static Stream* holding_up(Stream* s);
+  // Whether an idle executor would take the runnable stream `s` now.
+  bool host_may_take(const Stream* s) const;
+  // Whether a host may claim an idle stream of `d` for work it queues and
+  // waits for: an executor is free with no runnable stream waiting for it.
+  bool host_may_claim(const Device* d) const;
+  // Marks `s` run by the calling host: unlisted, running, busy.
+  static void claim(Stream* s);
+  // Wakes an executor for runnable streams that no awake one will take.
+  void offer_work(Device* d);
   static void note_error(Stream* s, KernelErrorPtr error);
   static fooError_t report(const KernelErrorPtr& error);
   // report() unless the event was created to ignore failures.

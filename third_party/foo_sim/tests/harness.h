@@ -47,6 +47,16 @@ inline fooError_t launch_sleep(fooStream_t stream, int ms) {
   return launch(stream, [ms] { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); });
 }
 
+// Waits for the stream's queued work by polling it, without synchronizing:
+// a synchronizing host runs queued work itself when an executor would be
+// free to (foo_runtime.h, fooSetHostWorkHook), and this leaves it to an
+// executor. Returns the stream's last query result.
+inline fooError_t wait_by_polling(fooStream_t stream) {
+  fooError_t e;
+  while ((e = fooStreamQuery(stream)) == fooErrorNotReady) std::this_thread::yield();
+  return e;
+}
+
 size_t thread_count();
 
 }  // namespace harness

@@ -47,7 +47,14 @@ void reset() {
 TEST(a_host_blocked_in_a_synchronization_runs_the_hook) {
   std::atomic<int> calls{0};
   CHECK_OK(fooSetIdleHook(&record_caller, &calls));
-  CHECK_OK(harness::launch_sleep(nullptr, 50));
+  // Started on an executor before the host waits, so that the host cannot
+  // run it itself: it blocks.
+  std::atomic<bool> started{false};
+  CHECK_OK(harness::launch(nullptr, [&started] {
+    started = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }));
+  while (!started) std::this_thread::yield();
   CHECK_OK(fooDeviceSynchronize());
   CHECK(ran_on(std::this_thread::get_id()));
   CHECK(!g_wrong_kind);
@@ -58,12 +65,13 @@ TEST(an_executor_runs_the_hook_once_it_has_slept_a_while) {
   std::atomic<int> calls{0};
   std::thread::id executor;
   CHECK_OK(harness::launch(nullptr, [&] { executor = std::this_thread::get_id(); }));
-  CHECK_OK(fooDeviceSynchronize());
+  CHECK_OK(harness::wait_by_polling(nullptr));
   CHECK_OK(fooSetIdleHook(&record_caller, &calls));
   // Wake it with work, then leave it idle far longer than it waits before
   // the hook (100 ms).
   CHECK_OK(harness::launch(nullptr, [&] { executor = std::this_thread::get_id(); }));
-  CHECK_OK(fooDeviceSynchronize());
+  CHECK_OK(harness::wait_by_polling(nullptr));
+  CHECK(executor != std::this_thread::get_id());
   std::this_thread::sleep_for(std::chrono::milliseconds(600));
   CHECK(ran_on(executor));
   CHECK(!g_wrong_kind);

@@ -161,7 +161,8 @@ TEST(a_stream_wakes_the_executor_it_last_ran_on) {
   for (int i = 0; i < 20; ++i) {
     std::thread::id id;
     CHECK_OK(harness::launch(s, [&id] { id = std::this_thread::get_id(); }));
-    CHECK_OK(fooStreamSynchronize(s));
+    CHECK_OK(harness::wait_by_polling(s));
+    CHECK(id != std::this_thread::get_id());
     threads.push_back(id);
     std::this_thread::sleep_for(std::chrono::milliseconds(3));  // every executor is asleep by now
   }

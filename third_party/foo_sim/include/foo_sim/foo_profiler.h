@@ -1,7 +1,8 @@
 /*
  * foo_sim activity tracing, in the style of CUPTI's activity API: while
  * tracing is on, every kernel, copy and memset records when it was launched
- * and when an executor really started and finished it, on which device and
+ * and when it really started and finished (on an executor, or on a host
+ * thread that ran it while waiting for it), on which device and
  * stream, with the correlation id its launching thread had set.
  *
  * Tracing costs nothing while it is off (launches and executors check one
@@ -37,7 +38,7 @@ typedef struct fooActivity {
   /* The launching thread's fooProfilerSetCorrelationId value at launch. */
   unsigned long long correlationId;
   long long launchNs; /* when the host queued it */
-  long long startNs;  /* when an executor started it */
+  long long startNs;  /* when it started */
   long long endNs;    /* when it finished */
   unsigned long long bytes; /* copies and memsets; 0 for kernels */
   fooMemcpyKind memcpyKind; /* copies */

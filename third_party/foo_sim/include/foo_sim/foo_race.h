@@ -141,8 +141,9 @@ FOO_SIM_API fooError_t fooRaceHostAccess(const void* ptr, size_t bytes, int writ
                                          const char* site);
 
 /* Nonzero on foo_sim's executor threads, which run kernels and never
- * launch: hooks that declare accesses have nothing to do there (the
- * declaring calls above ignore them). */
+ * launch, and on a host thread while it runs queued work in their place
+ * (fooSetHostWorkHook): hooks that declare accesses have nothing to do
+ * there (the declaring calls above ignore them). */
 FOO_SIM_API int fooRaceOnExecutorThread(void);
 
 /* Calls fn for every report so far, oldest first. */

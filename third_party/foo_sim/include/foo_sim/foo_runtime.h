@@ -95,7 +95,8 @@ typedef enum fooError {
 typedef struct fooStream_st* fooStream_t;
 typedef struct fooEvent_st* fooEvent_t;
 
-/* A kernel: a host function run on an executor thread of the device. */
+/* A kernel: a host function run on an executor thread of the device (or
+ * by a host thread waiting for it: fooSetHostWorkHook). */
 typedef void (*fooHostFn_t)(void* userData);
 
 typedef struct fooDeviceProp {
@@ -225,7 +226,8 @@ FOO_SIM_API fooError_t fooStreamGetDevice(fooStream_t stream, int* device);
 
 /* ---- launches ---- */
 /* Enqueues fn(userData) on the stream. fn runs exactly once, on an executor
- * thread, after all work queued before it on the stream. fn must not call
+ * thread (or on a host thread waiting for it: fooSetHostWorkHook), after
+ * all work queued before it on the stream. fn must not call
  * the blocking functions of this API (they return fooErrorNotPermitted).
  * On a capturing stream (foo_graph.h) fn does not run now: it becomes a
  * graph node, run by every replay with the same userData.
@@ -346,6 +348,36 @@ typedef enum fooIdleThread {
 } fooIdleThread;
 typedef void (*fooIdleHook)(fooIdleThread thread, void* userData);
 FOO_SIM_API fooError_t fooSetIdleHook(fooIdleHook hook, void* userData);
+
+/* A host thread that waits for queued work (fooStreamSynchronize,
+ * fooEventSynchronize, fooDeviceSynchronize, fooFree, a blocking copy or
+ * memset, any launch with FOO_SIM_LAUNCH_BLOCKING=1) runs that work itself
+ * while no executor has taken it and an idle executor of the device would
+ * take it now: the device's streams still run FOO_SIM_DEVICE_EXECUTORS at a
+ * time at most, the highest priority first. It runs the stream's functions
+ * in order until what it waits for is done, as an executor would (launch
+ * delay, failures, profiler activities), and the thread's foo_sim state
+ * (current device: the stream's; last error; capture mode; race
+ * declarations; profiler label and correlation id) is an executor's
+ * meanwhile, so a function cannot tell the difference; fooKernelReportError
+ * works there and blocking calls return fooErrorNotPermitted. The two
+ * thread hand-overs of a wait are saved.
+ * An embedding whose functions depend on thread state of its own registers
+ * `hook`: hook(fooHostWorkBegin, userData) runs on the waiting thread
+ * before the first function of a wait, hook(fooHostWorkEnd, userData) after
+ * the last one, outside foo_sim's locks; they must not call foo_sim.
+ * Begin returning nonzero declines: the thread then waits for an executor
+ * (and End is not called). NULL removes the hook. Set it before work
+ * starts. */
+typedef enum fooHostWorkPhase {
+  fooHostWorkBegin = 0,
+  fooHostWorkEnd = 1
+} fooHostWorkPhase;
+typedef int (*fooHostWorkHook)(fooHostWorkPhase phase, void* userData);
+FOO_SIM_API fooError_t fooSetHostWorkHook(fooHostWorkHook hook, void* userData);
+/* How many launched functions the calling thread has run while waiting
+ * (see above). */
+FOO_SIM_API unsigned long long fooHostWorkCount(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

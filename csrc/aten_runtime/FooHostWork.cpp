@@ -1,0 +1,163 @@
+#include "aten_runtime/FooHostWork.h"
+
+#include <ATen/DTensorState.h>
+#include <ATen/FunctionalTensorWrapper.h>
+#include <ATen/Parallel.h>
+#include <ATen/ThreadLocalState.h>
+#include <ATen/autocast_mode.h>
+
+#include <array>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <foo_sim/foo_runtime.h>
+
+#include "runtime/FooException.h"
+#include "runtime/FooFunctions.h"
+#include "runtime/FooStream.h"
+
+namespace foo {
+namespace {
+
+// What the executors have: the state of a thread that torch never touched
+// (kernels leave it as they found it, so a new thread's is theirs), whole,
+// and the parts a kernel could see, to tell cheaply whether the host has
+// it already (setting the whole state and setting it back cost the host
+// about 9,000 instructions, a third of a `.item()`).
+struct ExecutorState {
+  at::ThreadLocalState whole;
+  c10::impl::LocalDispatchKeySet keys;
+  c10::AutogradState autograd;
+  at::impl::TorchFunctionDisabledState torch_function;
+  std::array<at::ScalarType, at::COMPILE_TIME_MAX_DEVICE_TYPES> autocast_dtypes{};
+
+  ExecutorState()
+      : keys(c10::impl::tls_local_dispatch_key_set()),
+        autograd(c10::AutogradState::get_tls_state()),
+        torch_function(at::impl::PythonTorchFunctionTLS::get_disabled_state()) {
+    for (size_t i = 0; i < autocast_dtypes.size(); ++i) {
+      autocast_dtypes[i] = at::autocast::get_autocast_dtype(static_cast<c10::DeviceType>(i));
+    }
+  }
+};
+
+const ExecutorState& executor_state() {
+  static const ExecutorState* const state = [] {
+    const ExecutorState* s = nullptr;
+    std::thread([&s] { s = new ExecutorState(); }).join();  // never freed: used until exit
+    return s;
+  }();
+  return *state;
+}
+
+// Whether the calling thread's state is the executors' in every part a
+// kernel could see but the dispatch keys, which differ inside any operator
+// (the host waits inside `.item()`, whose autograd kernel excluded the
+// autograd keys): those are set alone. Python objects stashed in torch's
+// thread-local storage (the autograd engine's context variables, compiled
+// graphs' trees) are not compared: only torch's own Python reads them, none
+// of it in a kernel.
+bool has_executor_state_but_keys() {
+  const ExecutorState& e = executor_state();
+  const c10::AutogradState& autograd = c10::AutogradState::get_tls_state();
+  if (autograd.get_grad_mode() != e.autograd.get_grad_mode() ||
+      autograd.get_inference_mode() != e.autograd.get_inference_mode() ||
+      autograd.get_fw_grad_mode() != e.autograd.get_fw_grad_mode() ||
+      autograd.get_multithreading_enabled() != e.autograd.get_multithreading_enabled() ||
+      autograd.get_view_replay_enabled() != e.autograd.get_view_replay_enabled()) {
+    return false;
+  }
+  if (c10::impl::TorchDispatchModeTLS::any_modes_set() || c10::impl::PythonDispatcherTLS::get_state() != nullptr) {
+    return false;
+  }
+  if (at::impl::PythonTorchFunctionTLS::stack_len() != 0 ||
+      at::impl::PythonTorchFunctionTLS::get_disabled_state() != e.torch_function) {
+    return false;
+  }
+  const at::RecordFunctionTLS& callbacks = at::get_record_function_tls_();
+  if (!callbacks.sorted_tls_callbacks_.empty() || !callbacks.tls_record_function_enabled_) return false;
+  const at::impl::SavedTensorDefaultHooksTLS& hooks = at::SavedTensorDefaultHooks::get_tls_state();
+  if (!hooks.stack.empty() || hooks.disabled_error_message || hooks.is_tracing) return false;
+  if (c10::ThreadLocalDebugInfo::current() != nullptr || at::functorch::functorchTLSAccessor() != nullptr) return false;
+  if (at::functionalization::impl::getFunctionalizationReapplyViewsTLS() ||
+      at::get_dtensor_allow_implicit_replication()) {
+    return false;
+  }
+  for (size_t i = 0; i < e.autocast_dtypes.size(); ++i) {
+    if (at::autocast::get_autocast_dtype(static_cast<c10::DeviceType>(i)) != e.autocast_dtypes[i]) return false;
+  }
+  return true;
+}
+
+// The host thread's own, set aside while it runs kernels.
+struct HostState {
+  std::optional<at::ThreadLocalState> torch;
+  std::optional<c10::impl::LocalDispatchKeySet> keys;  // alone, when that is all that differs
+  int threads = 1;
+  std::vector<FooStream> streams;  // current streams other than the default ones
+};
+thread_local HostState t_host;
+thread_local bool t_running = false;
+
+void begin() {
+  t_host.threads = at::get_num_threads();
+  if (has_executor_state_but_keys()) {
+    t_host.keys = c10::impl::tls_local_dispatch_key_set();
+    c10::impl::_force_tls_local_dispatch_key_set(executor_state().keys);
+  } else {
+    t_host.torch.emplace();
+    at::ThreadLocalState::setThreadLocalState(executor_state().whole);
+  }
+  for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
+    FooStream current = getCurrentFooStream(d);
+    if (current.id() == 0) continue;
+    t_host.streams.push_back(current);
+    setCurrentFooStream(getDefaultFooStream(d));
+  }
+  t_running = true;
+}
+
+void end() {
+  t_running = false;
+  for (const FooStream& s : t_host.streams) setCurrentFooStream(s);
+  t_host.streams.clear();
+  // Kernels run on the threads they were launched with (use_thread_count):
+  // the host gets its own count back.
+  if (at::get_num_threads() != t_host.threads) at::set_num_threads(t_host.threads);
+  if (t_host.keys) {
+    c10::impl::_force_tls_local_dispatch_key_set(*t_host.keys);
+    t_host.keys.reset();
+  }
+  if (t_host.torch) {
+    at::ThreadLocalState::setThreadLocalState(*t_host.torch);
+    t_host.torch.reset();
+  }
+}
+
+int on_host_work(fooHostWorkPhase phase, void* /*user_data*/) {
+  if (phase == fooHostWorkEnd) {
+    end();
+    return 0;
+  }
+  try {
+    begin();
+    return 0;
+  } catch (...) {
+    // Out of memory setting the host's state aside: the host waits for an
+    // executor instead, and keeps the state it had.
+    end();
+    return 1;
+  }
+}
+
+}  // namespace
+
+void run_host_work_in_executor_state() {
+  (void)executor_state();  // made before any work: its thread must not start inside a wait
+  FOO_CHECK(fooSetHostWorkHook(&on_host_work, nullptr));
+}
+
+bool running_host_work() { return t_running; }
+
+}  // namespace foo

@@ -1,0 +1,142 @@
+// Host work: the Scheduler members with which a host thread that waits for
+// queued work runs it itself (foo_runtime.h, fooSetHostWorkHook).
+//
+// The host takes a stream only where an idle executor would take it now: a
+// slot of the device is free (Device::busy), and no runnable stream that
+// pick() would choose first is left without one. So which streams run
+// concurrently, and in what order of priority, is what the executors alone
+// would give; the work just runs on the thread that waits for it, without
+// the two hand-overs between threads (queueing it to a sleeping or spinning
+// executor, and its completion back to the host).
+#include <vector>
+
+#include "host_work.h"
+#include "scheduler.h"
+
+namespace foo_sim {
+namespace {
+
+// How many waits a stream's head may lead through to the stream that holds
+// it up: a bound only, such chains are short.
+constexpr int kMaxHops = 16;
+
+std::vector<Command>& host_batch() {
+  thread_local std::vector<Command> batch;
+  return batch;
+}
+
+}  // namespace
+
+void Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Stream* awaited, Device* device,
+                              Stream* claimed) {
+  Stream* s = claimed;
+  if (s == nullptr) {
+    s = host_takeable(awaited, device);
+    if (s == nullptr) return;
+    claim(s);
+  }
+  HostWork work;
+  std::vector<Command>& batch = host_batch();
+  while (s != nullptr) {
+    Device* d = s->device;
+    take_kernels(s, batch);
+    uint32_t listed = d->listings.load(std::memory_order_relaxed);
+    lock.unlock();
+    size_t ran = 0;
+    KernelErrorPtr failure;
+    bool entered = work.enter();
+    if (entered) {
+      work.serve_device(d->index);
+      failure = run_kernels(batch, s, listed, &ran);
+      count_host_work(ran);
+    }
+    lock.lock();
+    for (size_t i = batch.size(); i-- > ran;) s->queue.push_front(std::move(batch[i]));
+    batch.clear();
+    if (failure) note_error(s, std::move(failure));
+    s->running = false;
+    --d->busy;
+    // This host may take the stream again at once: offer_work() below wakes
+    // an executor for what it leaves.
+    ++d->returning;
+    advance(s);  // may free s (a destroyed stream that went idle)
+    --d->returning;
+    s = nullptr;
+    if (entered && !pred()) {
+      s = host_takeable(awaited, device);
+      if (s != nullptr) claim(s);
+    }
+    offer_work(d);
+  }
+  if (work.entered()) {
+    lock.unlock();
+    work.leave();
+    lock.lock();
+  }
+}
+
+Stream* Scheduler::host_takeable(Stream* awaited, Device* device) const {
+  if (awaited != nullptr) {
+    Stream* s = holding_up(awaited);
+    return s != nullptr && host_may_take(s) ? s : nullptr;
+  }
+  if (device == nullptr || device->runnable.empty() || device->busy >= config_.executors_per_device) return nullptr;
+  Stream* best = device->runnable.front();
+  for (Stream* s : device->runnable) {
+    if (picked_before(s, best)) best = s;
+  }
+  return best;
+}
+
+// The stream whose queued kernels stand before `s`'s progress: `s`, or,
+// while its head waits for a record not yet made, the stream that will make
+// it (and so on).
+Stream* Scheduler::holding_up(Stream* s) {
+  for (int hop = 0; hop < kMaxHops && s != nullptr; ++hop) {
+    if (s->running || s->queue.empty()) return s;
+    const Command& head = s->queue.front();
+    if (head.kind != Command::Kind::Wait || head.marker->done) return s;
+    s = head.marker->stream;
+  }
+  return s;
+}
+
+bool Scheduler::host_may_take(const Stream* s) const {
+  if (!s->listed) return false;  // running, waiting, or nothing to run
+  const Device* d = s->device;
+  int free = config_.executors_per_device - d->busy;
+  for (const Stream* other : d->runnable) {
+    if (other != s && picked_before(other, s)) --free;
+  }
+  return free > 0;
+}
+
+bool Scheduler::host_may_claim(const Device* d) const {
+  return d->busy + static_cast<int>(d->runnable.size()) < config_.executors_per_device;
+}
+
+void Scheduler::claim(Stream* s) {
+  Device* d = s->device;
+  if (s->listed) {
+    auto& v = d->runnable;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v[i] == s) {
+        v[i] = v.back();
+        v.pop_back();
+        break;
+      }
+    }
+    s->listed = false;
+  }
+  s->running = true;
+  ++d->busy;
+}
+
+void Scheduler::offer_work(Device* d) {
+  int awake = d->spinning.load() + d->returning;
+  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake && d->busy < config_.executors_per_device) {
+    wake_executor(d, d->runnable.front()->home);
+  }
+}
+
+}  // namespace foo_sim
