@@ -105,10 +105,11 @@ side = foo.Stream()
 x = torch.empty({nbytes}, dtype=torch.uint8, device="foo")
 ptr = x.data_ptr()
 with foo.stream(side):
-    foo._sleep(300)          # side is busy with (pretend) reads of x
+    gate = foo._gate()       # side is held, as if still reading x
 {use}
 del x
 early = torch.empty({nbytes}, dtype=torch.uint8, device="foo").data_ptr()
+gate.open()
 side.synchronize()
 late = torch.empty({nbytes}, dtype=torch.uint8, device="foo").data_ptr()
 print(json.dumps([early == ptr, late == ptr]))

@@ -6,13 +6,14 @@ Models are small: every test pays inductor's C++ compile time.
 """
 
 import copy
-import time
 
 import pytest
 import torch
 import torch._dynamo
 import torch._inductor.config
 from torch._dynamo.utils import counters
+
+from conftest import held_stream
 
 
 @pytest.fixture(autouse=True)
@@ -304,15 +305,12 @@ def _chain(x):
 def test_compiled_call_is_asynchronous_and_in_stream_order():
     compiled = torch.compile(_chain)
     x = torch.zeros(1000, device="foo")
-    compiled(x)  # compile outside the timed call
+    compiled(x)  # compiles
     torch.foo.synchronize()
-    torch.foo._sleep(400)  # the stream is busy for 400 ms
-    x.fill_(1.0)  # queued behind the sleep
-    start = time.perf_counter()
-    out = compiled(x)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.2, f"compiled call took {elapsed * 1e3:.0f} ms: it waited for the stream"
-    assert not torch.foo.current_stream().query()
+    with held_stream() as still_held:
+        x.fill_(1.0)  # queued behind the gate
+        out = compiled(x)  # a call that waited for the stream would wait for the gate, and fail
+        assert still_held() and not torch.foo.current_stream().query()
     torch.foo.synchronize()
     _close(out, _chain(torch.ones(1000)))
 
@@ -328,9 +326,10 @@ def test_cpu_scalar_tensor_first_keeps_the_kernel_on_foo():
     s = torch.tensor(1.0)
     x = torch.zeros(4, device="foo")
     compiled(s, x)
-    torch.foo._sleep(200)
-    x.fill_(5.0)  # queued behind the sleep: the kernel must see it
-    got = compiled(s, x)
+    with held_stream() as still_held:
+        x.fill_(5.0)  # queued behind the gate: the kernel must see it
+        got = compiled(s, x)
+        assert still_held()
     want = f(s, torch.full((4,), 5.0))
     for g, w in zip(got, want):
         assert g.device.type == "foo"
@@ -346,11 +345,11 @@ def test_compiled_on_side_stream_with_wait_stream():
     side = torch.foo.Stream()
     x.fill_(2.0)
     side.wait_stream(main)  # the side stream sees x = 2
-    torch.foo._sleep(300)  # then the main stream is busy
-    with torch.foo.stream(side):
-        out = compiled(x)  # queued on the side stream, not behind the sleep
-        result = out.cpu()  # waits for the side stream only
-    assert not main.query()
+    with held_stream() as still_held:  # then the main stream is held
+        with torch.foo.stream(side):
+            out = compiled(x)  # queued on the side stream, not behind the gate
+            result = out.cpu()  # waits for the side stream only
+        assert still_held() and not main.query()
     _close(result, _chain(torch.full((4096,), 2.0)))
     main.wait_stream(side)
     out.record_stream(main)
@@ -390,10 +389,10 @@ def test_fullgraph_with_a_user_stream_and_events():
     x = torch.randn(256, device="foo")
     compiled = torch.compile(f, fullgraph=True)
     _close(compiled(x), f(x))
-    torch.foo._sleep(200)  # the main stream is busy; the graph queues behind it
-    x.fill_(1.0)
-    out = compiled(x)
-    assert not torch.foo.current_stream().query()
+    with held_stream() as still_held:  # the main stream is held; the graph queues behind the gate
+        x.fill_(1.0)
+        out = compiled(x)
+        assert still_held() and not torch.foo.current_stream().query()
     _close(out, f(torch.ones(256)))
     assert _frames() == 1
 
@@ -415,11 +414,12 @@ def test_fullgraph_stream_block_runs_its_kernel_on_that_stream():
     torch.foo.synchronize()
     x = torch.ones(1000, device="foo")
     torch.foo.synchronize()
-    with torch.foo.stream(side):
-        torch.foo._sleep(300)
-        x.fill_(5.0)
-    y, z = compiled(x)
-    z_now = z.cpu()  # the current stream's kernel does not wait behind `side`
+    with held_stream(side) as still_held:
+        with torch.foo.stream(side):
+            x.fill_(5.0)
+        y, z = compiled(x)
+        z_now = z.cpu()  # the current stream's kernel does not wait behind `side`
+        assert still_held() and not side.query()
     torch.foo.synchronize()
     _close(y, torch.full((1000,), 10.0))
     _close(z_now, torch.full((1000,), 2.0))
@@ -442,12 +442,11 @@ def test_second_device():
     chain(y)
     torch.foo.synchronize(1)
     assert torch.foo.current_device() == 0
-    with torch.foo.device(1):
-        torch.foo._sleep(200)
-    y.fill_(1.0)
-    out = chain(y)
-    assert out.device == torch.device("foo", 1)
-    assert not torch.foo.current_stream(1).query()
+    with held_stream(torch.foo.current_stream(1)) as still_held:
+        y.fill_(1.0)
+        out = chain(y)
+        assert out.device == torch.device("foo", 1)
+        assert still_held() and not torch.foo.current_stream(1).query()
     torch.foo.synchronize(1)
     _close(out, _chain(torch.ones(512)))
 

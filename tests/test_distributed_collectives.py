@@ -7,6 +7,7 @@ and importing torch costs seconds.
 
 import torch
 
+from conftest import held_stream
 from dist_harness import init, run_ranks
 
 
@@ -333,16 +334,17 @@ def _stream_semantics(rank, world, dev):
     out = {}
 
     # A collective is ordered after the work queued on the current stream:
-    # the sleeping kernel delays the fill, and the all_reduce must see it.
+    # a gate holds the fill, and the all_reduce must see it.
     t = torch.zeros(1 << 16, device=dev)
-    foo._sleep(300)
-    t.fill_(rank + 1)
-    work = dist.all_reduce(t, async_op=True)
-    out["returned_before_done"] = not work.is_completed()
-    # wait() makes the current stream wait, not the host.
-    work.wait()
-    out["wait_did_not_block_host"] = not work.is_completed()
-    doubled = t * 2                                    # queued after the collective
+    with held_stream() as still_held:
+        t.fill_(rank + 1)
+        work = dist.all_reduce(t, async_op=True)
+        out["returned_before_done"] = not work.is_completed()
+        # wait() makes the current stream wait, not the host.
+        work.wait()
+        out["wait_did_not_block_host"] = not work.is_completed()
+        doubled = t * 2                                # queued after the collective
+        assert still_held()
     foo.synchronize()
     out["sum"] = t[:4].cpu().tolist()
     out["doubled"] = doubled[:4].cpu().tolist()

@@ -143,7 +143,7 @@ def _staging_released(rank, world, dev):
 
     t = torch.ones(1 << 18, device=dev)
     before = held()
-    torch.foo._sleep(300)                 # the collectives below stay queued
+    gate = torch.foo._gate()              # the collectives below stay queued
     for _ in range(3):
         # gloo works on these in place: no staging buffer.
         dist.all_reduce(t)
@@ -155,6 +155,7 @@ def _staging_released(rank, world, dev):
         dist.all_gather([torch.empty(1 << 18, device=dev) for _ in range(world)], t)
         dist.reduce(t, dst=0)
     during = held()
+    gate.open()
     dist.destroy_process_group()
     after = held()
     return before, in_place, during, after

@@ -8,6 +8,8 @@ import warnings
 import pytest
 import torch
 
+from conftest import held_stream
+
 DOF = "degrees of freedom is <= 0"  # std of one element: CPU's kernel warns as it runs
 
 
@@ -62,12 +64,13 @@ def test_warnings_as_errors_make_the_wait_raise(foo):
 
 
 def test_a_kernel_warning_storm_is_bounded_and_counted(foo):
-    foo._sleep(300)  # 1005 kernels queue up behind it and warn only once the host waits
     x = torch.ones(1, device="foo")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for _ in range(1005):
-            x.std()
+        with held_stream() as still_held:  # 1005 kernels queue up behind it and warn only once the host waits
+            for _ in range(1005):
+                x.std()
+            assert still_held()
         foo.synchronize()
     messages = [str(w.message) for w in caught]
     assert sum(DOF in m for m in messages) == 1000
