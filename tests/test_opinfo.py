@@ -14,10 +14,10 @@ in EXCLUDED with the reason.
 """
 import itertools
 
-
 import pytest
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
+from torch.testing._internal.common_utils import set_rng_seed
 
 import torch_foo  # noqa: F401  (already autoloaded; explicit for readers)
 
@@ -161,6 +161,19 @@ def _skip_if_excluded(name, op):
         pytest.skip(EXCLUDED.get(name) or EXCLUDED[op.name])
 
 
+def _sample_inputs(op, dtype, requires_grad=False):
+    """The samples ``op.sample_inputs("cpu", dtype, requires_grad)`` gives, without its iterator,
+    whose constructor walks the caller's stack (``inspect.stack()``: seconds per operator under
+    pytest); as that iterator does, the seed is reset before each sample is drawn."""
+    samples = iter(op.sample_inputs_func(op, "cpu", dtype, requires_grad))
+    while True:
+        set_rng_seed()
+        sample = next(samples, None)
+        if sample is None:
+            return
+        yield sample
+
+
 @pytest.mark.parametrize("op", OPS, ids=_full_name)
 def test_op_matches_cpu(op):
     name = _full_name(op)
@@ -169,8 +182,7 @@ def test_op_matches_cpu(op):
         pytest.skip("no float32 on CPU")
     if torch.float32 not in _cuda_dtypes(op):
         return _expect_cuda_error(op, name, torch.float32)
-    torch.manual_seed(0)
-    for i, sample in enumerate(op.sample_inputs("cpu", torch.float32, requires_grad=op.supports_autograd)):
+    for i, sample in enumerate(_sample_inputs(op, torch.float32, requires_grad=op.supports_autograd)):
         _check_sample(op, f"{name} sample {i}", sample, op.supports_autograd)
 
 
@@ -228,8 +240,7 @@ def _cuda_dtypes(op):
 
 
 def _samples(op, dtype, grad=False):
-    torch.manual_seed(0)
-    return itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=grad), SAMPLES_PER_OTHER_DTYPE)
+    return itertools.islice(_sample_inputs(op, dtype, requires_grad=grad), SAMPLES_PER_OTHER_DTYPE)
 
 
 SAMPLES_WHERE_CUDA_REFUSES = 6
@@ -239,9 +250,8 @@ def _expect_cuda_error(op, name, dtype):
     """A dtype CPU takes and CUDA does not: foo raises CUDA's error, except
     for samples an operator computes without the kernel CUDA lacks (einsum
     without a contraction, say), which equal CPU."""
-    torch.manual_seed(0)
     raised = 0
-    for i, sample in enumerate(itertools.islice(op.sample_inputs("cpu", dtype), SAMPLES_WHERE_CUDA_REFUSES)):
+    for i, sample in enumerate(itertools.islice(_sample_inputs(op, dtype), SAMPLES_WHERE_CUDA_REFUSES)):
         try:
             _check_sample(op, f"{name} {dtype} sample {i}", sample, grad=False)
             torch.foo.synchronize()  # an error raised on the stream would surface here
