@@ -5,6 +5,7 @@ Each test spawns one job and checks many things in it: starting a process
 and importing torch costs seconds.
 """
 
+import pytest
 import torch
 
 from conftest import held_stream
@@ -478,6 +479,7 @@ def _pairing_and_reduce_rules(rank, world, store):
     return out
 
 
+@pytest.mark.slow  # spawned ranks: the quick run keeps the job above
 def test_collectives_pair_in_call_order_across_devices_and_apart_from_cpu_tensors(tmp_path):
     world = 2
     for out in run_ranks(_pairing_and_reduce_rules, world, tmp_path):
@@ -512,6 +514,7 @@ def _split_groups(rank, world, store):
     return out
 
 
+@pytest.mark.slow  # spawned ranks: the quick run keeps the job above
 def test_a_group_bound_to_a_device_splits_into_meshes_and_subgroups(tmp_path):
     world = 2
     total = float(sum(r + 1 for r in range(world)))

@@ -1,9 +1,12 @@
 """fooccl when things go wrong: a rank that dies, shapes that do not match
 across ranks, and what destroying the process group gives back."""
 
+import pytest
 import torch
 
 from dist_harness import DIE, init, run_ranks
+
+pytestmark = pytest.mark.slow  # spawned ranks; test_distributed_collectives.py keeps one job quick
 
 
 def _error_of(fn):

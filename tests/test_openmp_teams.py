@@ -5,6 +5,8 @@ PyTorch's own included; so an executor that has gone idle gives its team
 back, and a host thread blocked on the device while an executor may hold a
 team gives back its own."""
 
+import pytest
+
 from conftest import run_python_json
 
 # Run first in each child: the device initialized and left idle, with no
@@ -61,6 +63,7 @@ def test_an_idle_executor_gives_its_openmp_threads_back():
     assert after <= idle, f"{after - idle} OpenMP thread(s) of an idle executor's team still exist"
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the first
 def test_a_host_blocked_while_an_executor_holds_a_team_gives_its_own_back():
     before, after = run_python_json(PROLOGUE + """
     cpu = torch.randn(512, 512)
@@ -75,6 +78,7 @@ def test_a_host_blocked_while_an_executor_holds_a_team_gives_its_own_back():
     assert after == before - 1
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the first
 def test_a_host_alone_with_a_team_keeps_it():
     # No executor has run a parallel kernel: the main thread's team slows
     # no one, and giving it back would only cost a new one.
@@ -89,6 +93,7 @@ def test_a_host_alone_with_a_team_keeps_it():
     assert after == before
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the first
 def test_a_given_back_team_keeps_the_threads_setting():
     # Three threads on a two-core machine: not the default, so a setting
     # lost with the team would show.
@@ -107,6 +112,7 @@ def test_a_given_back_team_keeps_the_threads_setting():
     assert out == [True, 3, True]
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the first
 def test_a_host_gives_its_team_back_at_most_once_per_100_ms():
     # A loop of CPU work and synchronizations would otherwise pay for a new
     # team (several ms) in every iteration. The second iteration comes

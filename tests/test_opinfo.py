@@ -63,6 +63,19 @@ def _full_name(op) -> str:
 
 
 OPS = [op for op in op_db]
+
+# The quick run (``-m "not slow"``) sweeps these only: one operator of each
+# kind of kernel (elementwise, reduction, scan, sort, matmul, convolution,
+# pooling, indexing, FFT, norm, view).
+QUICK_OPS = {"add", "mul", "where", "sum", "var_mean", "cumsum", "sort", "matmul", "nn.functional.conv2d",
+             "nn.functional.max_pool2d", "index_select", "index_put", "fft.fft", "linalg.vector_norm", "transpose"}
+
+
+def _swept(params):
+    """``params`` for parametrize, each marked slow unless its operator is in QUICK_OPS."""
+    return [pytest.param(*p, id="-".join(_full_name(v) if hasattr(v, "name") else str(v)[6:] for v in p),
+                         marks=() if _full_name(p[0]) in QUICK_OPS else pytest.mark.slow) for p in params]
+
 # Functions that create tensors; called without tensors or a device, their
 # samples are created on foo for the comparison.
 FACTORIES = {"arange", "linspace", "logspace", "full", "ones", "zeros", "eye", "scalar_tensor", "empty"}
@@ -174,7 +187,7 @@ def _sample_inputs(op, dtype, requires_grad=False):
         yield sample
 
 
-@pytest.mark.parametrize("op", OPS, ids=_full_name)
+@pytest.mark.parametrize("op", _swept((op,) for op in OPS))
 def test_op_matches_cpu(op):
     name = _full_name(op)
     _skip_if_excluded(name, op)
@@ -287,7 +300,7 @@ def _check_widened(op, name, dtype):
                                        msg=lambda m: f"{name} {dtype} sample {i} result {j}: {m}")
 
 
-@pytest.mark.parametrize("op", OPS, ids=_full_name)
+@pytest.mark.parametrize("op", _swept((op,) for op in OPS))
 def test_op_follows_cuda_in_other_dtypes(op):
     name = _full_name(op)
     _skip_if_excluded(name, op)
@@ -316,7 +329,7 @@ CUDA_ONLY = [(op, dtype) for op in OPS for dtype in sorted(_cuda_dtypes(op) - se
              if dtype not in OTHER_DTYPES]
 
 
-@pytest.mark.parametrize("op,dtype", CUDA_ONLY, ids=lambda v: _full_name(v) if hasattr(v, "name") else str(v)[6:])
+@pytest.mark.parametrize("op,dtype", _swept(CUDA_ONLY))
 def test_cuda_only_dtype_matches_wider_cpu(op, dtype):
     """complex32 and small integer types, which the sweep above leaves out."""
     name = _full_name(op)

@@ -469,6 +469,7 @@ def test_compiled_code_synchronized_right_has_no_race_and_raise_mode_refuses_the
         race.synchronize()
 
 
+@pytest.mark.slow  # spawned ranks
 def test_collective_not_ordered_with_its_input_or_its_reader(tmp_path):
     out = run_python_json(f"""
         import json, torch, torch.distributed as dist, torch_foo
@@ -548,6 +549,7 @@ def _collectives_under_the_detector(rank, world, store):
     return out
 
 
+@pytest.mark.slow  # spawned ranks
 def test_collectives_between_processes_are_race_free_and_a_missing_wait_is_not(tmp_path):
     # gloo's own threads run ATen operations on the tensors fooccl lends it
     # (a division for AVG, copies into all_gather's output): they act for

@@ -17,7 +17,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import _ROOT
+
+pytestmark = pytest.mark.slow  # a second pytest run of six test files
 
 FILES = ["tests/test_streams.py", "tests/test_events.py", "tests/test_allocator.py", "tests/test_training.py",
          "tests/test_compute.py", "tests/test_graphs.py"]
