@@ -52,6 +52,7 @@ def test_statistics_follow_allocations_exactly():
     assert out["reserved_api"] == 0 and out["max_reserved"] == 22 * M
 
 
+@pytest.mark.slow  # a child process training for many steps
 def test_a_training_loop_reaches_a_steady_state():
     out = run_python_json("""
         import json, torch

@@ -424,6 +424,7 @@ def inductor(tmp_path, monkeypatch):
     torch._dynamo.reset()
 
 
+@pytest.mark.slow  # inductor's C++ compile
 def test_compiled_attention_runs_the_fused_kernel(foo, inductor):
     def block(q, k, v, mask):
         return F.scaled_dot_product_attention(q.sin(), k, v, attn_mask=mask).relu()

@@ -69,6 +69,7 @@ MODELS = {
 # --- dynamo's device interface ----------------------------------------------------------------
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_device_interface():
     from torch._dynamo.device_interface import get_interface_for_device
     from torch._inductor.runtime.hints import DeviceProperties
@@ -118,6 +119,7 @@ def test_device_interface():
     assert iface.memory_allocated(0) == torch.foo.memory_allocated(0)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_registration_is_lazy_and_order_independent():
     from conftest import run_python
 
@@ -142,6 +144,7 @@ def test_registration_is_lazy_and_order_independent():
 # --- correctness -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 @pytest.mark.parametrize("name", list(MODELS))
 def test_forward_backward_equals_eager(name):
     make, shape = MODELS[name]
@@ -162,6 +165,7 @@ def test_forward_backward_equals_eager(name):
     assert _frames() == 1
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 @pytest.mark.parametrize("case", ["inference", "channels_last_training", "conv_transpose"])
 def test_convolutions_in_the_layouts_inductor_expects(case):
     # Inductor lays convolutions out channels-last for inference, and users
@@ -183,6 +187,7 @@ def test_convolutions_in_the_layouts_inductor_expects(case):
         assert x.grad.is_contiguous(memory_format=torch.channels_last)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_eager_convolution_layouts_follow_cudnn():
     # Channels-last in (input or weight), channels-last out, except double.
     x, w = torch.randn(2, 3, 8, 8, device="foo"), torch.randn(4, 3, 3, 3, device="foo")
@@ -193,6 +198,7 @@ def test_eager_convolution_layouts_follow_cudnn():
     assert torch.nn.functional.conv2d(x.double().contiguous(memory_format=cl), w.double()).is_contiguous()
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_training_loop_with_compiled_optimizer_step_equals_eager():
     torch.manual_seed(0)
     eager = mlp().foo()
@@ -216,6 +222,7 @@ def test_training_loop_with_compiled_optimizer_step_equals_eager():
         _close(pc, pe, atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_dynamic_shapes_three_sizes_one_graph():
     def f(x):
         return torch.nn.functional.silu(x) * x.sum(0)
@@ -227,6 +234,7 @@ def test_dynamic_shapes_three_sizes_one_graph():
     assert _frames() == 1
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_mark_dynamic_recompiles_once_then_not():
     def f(x):
         return (x * 2).softmax(-1)
@@ -250,6 +258,7 @@ def test_mark_dynamic_recompiles_once_then_not():
     assert _frames() == 1
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_fullgraph_max_autotune_autocast_and_reduce_overhead():
     def f(x, w):
         return torch.relu(x @ w + 1).sum(1)
@@ -269,6 +278,7 @@ def test_fullgraph_max_autotune_autocast_and_reduce_overhead():
     _close(sc, se, atol=0.5, rtol=1e-2)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_dropout_compiles_with_foo_random_numbers():
     def f(x):
         return torch.nn.functional.dropout(x, 0.5, training=True)
@@ -282,6 +292,7 @@ def test_dropout_compiles_with_foo_random_numbers():
     assert torch.equal(x.grad == 0, dropped)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_graph_break_in_the_middle(parallel_compile):
     def f(x):
         y = torch.sin(x) + 1
@@ -315,6 +326,7 @@ def test_compiled_call_is_asynchronous_and_in_stream_order():
     _close(out, _chain(torch.ones(1000)))
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_cpu_scalar_tensor_first_keeps_the_kernel_on_foo():
     # A CPU 0-dim tensor is a scalar beside foo tensors, wherever it stands:
     # the kernel runs on foo, in stream order, and returns a foo tensor.
@@ -336,6 +348,7 @@ def test_cpu_scalar_tensor_first_keeps_the_kernel_on_foo():
         _close(g, w)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_compiled_on_side_stream_with_wait_stream():
     compiled = torch.compile(_chain)
     x = torch.randn(4096, device="foo")
@@ -358,6 +371,7 @@ def test_compiled_on_side_stream_with_wait_stream():
     assert _frames() == frames, "a stream or current-device change recompiled"
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_compiled_function_using_streams_and_events():
     def f(x):
         s = torch.foo.Stream()
@@ -374,6 +388,7 @@ def test_compiled_function_using_streams_and_events():
     _close(torch.compile(f)(x), f(x))  # torch.foo's stream calls are graph breaks
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_fullgraph_with_a_user_stream_and_events():
     side = torch.foo.Stream()
 
@@ -397,6 +412,7 @@ def test_fullgraph_with_a_user_stream_and_events():
     assert _frames() == 1
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_fullgraph_stream_block_runs_its_kernel_on_that_stream():
     # Inside `with side:` the kernel must be queued on `side`, after the work
     # the host put there (a fill behind a sleep), and the kernel outside the
@@ -425,6 +441,7 @@ def test_fullgraph_stream_block_runs_its_kernel_on_that_stream():
     _close(z_now, torch.full((1000,), 2.0))
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_second_device():
     model = mlp().to("foo:1")
     compiled = torch.compile(model)
@@ -451,6 +468,7 @@ def test_second_device():
     _close(out, _chain(torch.ones(512)))
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_backend_failure_is_an_inductor_error_naming_the_node(monkeypatch):
     from torch._inductor.exc import InductorError
 
@@ -468,6 +486,7 @@ def test_backend_failure_is_an_inductor_error_naming_the_node(monkeypatch):
         torch.compile(f)(torch.randn(8, device="foo"))
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_kernel_failing_while_it_runs_is_reported_at_synchronize_naming_it():
     def f(a, b):
         return a // b + 1
@@ -482,6 +501,7 @@ def test_kernel_failing_while_it_runs_is_reported_at_synchronize_naming_it():
             side.synchronize()
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_compiled_kernels_are_released_with_their_modules():
     # foo keeps a compiled kernel only as long as the module inductor
     # generated holds it: a long-running process that drops its compiled

@@ -417,7 +417,7 @@ def inductor(tmp_path_factory, monkeypatch):
     torch._dynamo.reset()
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["eager", "compiled"])
 def test_side_stream_read_and_write_without_wait_are_found_in_compiled_code_as_in_eager(race, inductor, compiled):
     # inductor's kernels are no operators: the wrapper declares what each
     # one reads and writes, so a missing wait_stream is found as in eager code.
