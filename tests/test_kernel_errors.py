@@ -85,6 +85,35 @@ def test_launch_blocking_error_names_the_users_file_and_line(tmp_path):
     assert usable == "[1.0, 2.0, 3.0]"
 
 
+def test_recorded_launch_sites_name_each_launching_line(tmp_path):
+    # What pytest --foo turns on: each launch remembers the user's line (past
+    # torch.nn's frames), so an error found later names it, every time.
+    script = tmp_path / "user_script.py"
+    out = run_python("""
+        import torch
+        from torch_foo import _C
+        _C._set_record_launch_sites(True)
+        x, table = torch.arange(3.0, device="foo"), torch.nn.Embedding(4, 2).to("foo")
+        bad = torch.tensor([10], device="foo")
+        def gather():
+            return torch.gather(x, 0, bad)  # line 8
+        def lookup():
+            return table(bad)  # line 10
+        for _ in range(2):
+            for launch in (gather, lookup):
+                launch()
+                try:
+                    torch.foo.synchronize()
+                except RuntimeError as e:
+                    print(str(e).splitlines()[0])
+    """, script=str(script))
+    lines = out.strip().splitlines()
+    assert len(lines) == 4, out
+    for gather, lookup in (lines[0:2], lines[2:4]):
+        assert "aten::gather" in gather and f"launched from {script}:8 (" in gather, out
+        assert f"launched from {script}:10 (" in lookup, out
+
+
 def test_freeing_memory_never_raises_a_kernel_error(foo):
     side = foo.Stream()
     t = torch.ones(1024, device="foo")

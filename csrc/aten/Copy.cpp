@@ -12,6 +12,7 @@
 #include <torch/library.h>
 
 #include "aten/Launch.h"
+#include "aten/OpCounts.h"
 #include "aten/TensorInfo.h"
 #include "aten_runtime/FooHostAllocator.h"
 #include "runtime/FooEvent.h"
@@ -187,9 +188,11 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   } else if (dst_foo) {
     c10::DeviceGuard guard(dst.device());
     copy_host_to_device(src, dst, non_blocking);
+    if (!non_blocking || !is_pinned_ptr(src.data_ptr())) note_synchronizing("aten::copy_ (host to device)");
   } else {
     c10::DeviceGuard guard(src.device());
     copy_device_to_host(src, dst, non_blocking);
+    if (!non_blocking || !is_pinned_ptr(dst.data_ptr())) note_synchronizing("aten::copy_ (device to host)");
   }
   return dst;
 }
@@ -203,6 +206,7 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
   c10::DeviceGuard guard(self.device());
   copy_device_to_host(self, host, false);
+  note_synchronizing("aten::_local_scalar_dense");
   return at::_local_scalar_dense(host);
 }
 

@@ -18,6 +18,7 @@
 #include "aten/FallbackStrategies.h"
 #include "aten/FallbackWidening.h"
 #include "aten/KernelChecks.h"
+#include "aten/OpCounts.h"
 #include "aten/OperatorName.h"
 
 namespace foo::aten {
@@ -45,7 +46,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   fallback::run_synchronously(op, stack, num_args, device, widening);
   // Listed once it has produced results the host waited for: a call whose
   // arguments the CPU kernel refuses is an error at the call, as on CUDA.
-  fallback::note_synchronizing(name);
+  note_synchronizing(name);
 }
 
 namespace {

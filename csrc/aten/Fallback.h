@@ -13,10 +13,8 @@ namespace foo::aten {
 // Fallback.cpp).
 void foo_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
-// The operators that have gone through the CPU fallback in this process.
+// The operators that have gone through the CPU fallback in this process
+// (OpCounts.h has those that made the host wait).
 std::vector<std::string> fallback_ops();
-// Those among them that synchronized the host with the stream because their
-// results depend on the data (nonzero, unique, .item(), ...), as on CUDA.
-std::vector<std::string> synchronizing_ops();
 
 }  // namespace foo::aten

@@ -9,6 +9,7 @@
 #include <c10/util/Exception.h>
 
 #include "aten/Fallback.h"
+#include "aten/OpCounts.h"
 
 namespace foo::aten {
 namespace {
@@ -16,7 +17,6 @@ namespace {
 struct FallbackLog {
   std::mutex mutex;
   std::set<std::string> ops;
-  std::set<std::string> synchronizing;
   const bool warn = [] {
     const char* v = std::getenv("FOO_WARN_FALLBACK");
     std::string value = v == nullptr ? "" : v;
@@ -30,15 +30,11 @@ struct FallbackLog {
   }();
 
   void note(const std::string& op) {
+    count_fallback_call(op);
     std::lock_guard<std::mutex> lock(mutex);
     if (ops.insert(op).second && warn) {
       TORCH_WARN("The operator '", op, "' has no foo kernel: it runs through the CPU fallback.");
     }
-  }
-
-  void note_synchronizing(const std::string& op) {
-    std::lock_guard<std::mutex> lock(mutex);
-    synchronizing.insert(op);
   }
 };
 
@@ -53,18 +49,11 @@ namespace fallback {
 
 void note_fallback(const std::string& op) { log().note(op); }
 
-void note_synchronizing(const std::string& op) { log().note_synchronizing(op); }
-
 }  // namespace fallback
 
 std::vector<std::string> fallback_ops() {
   std::lock_guard<std::mutex> lock(log().mutex);
   return {log().ops.begin(), log().ops.end()};
-}
-
-std::vector<std::string> synchronizing_ops() {
-  std::lock_guard<std::mutex> lock(log().mutex);
-  return {log().synchronizing.begin(), log().synchronizing.end()};
 }
 
 }  // namespace foo::aten

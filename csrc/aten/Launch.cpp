@@ -24,20 +24,33 @@ void use_thread_count(int threads) {
   }
 }
 
-void report_kernel_failure(const char* op_name, const char* what) noexcept {
+void report_kernel_failure(const char* op_name, const char* what, const char* site) noexcept {
   try {
-    fooKernelReportError((std::string(op_name) + ": " + what).c_str());
+    std::string message = std::string(op_name) + ": " + what;
+    if (site != nullptr) message += std::string(", launched from ") + site;
+    fooKernelReportError(message.c_str());
   } catch (...) {
     fooKernelReportError(op_name);  // out of memory for the message: the name alone
   }
 }
 
-void report_kernel_failure(const char* op_name, const c10::Error& e) noexcept {
+void report_kernel_failure(const char* op_name, const c10::Error& e, const char* site) noexcept {
   try {
-    fooKernelReportError(typed_kernel_message(e, std::string(op_name) + ": " + e.what_without_backtrace()).c_str());
+    std::string message = std::string(op_name) + ": " + e.what_without_backtrace();
+    if (site != nullptr) message += std::string(", launched from ") + site;
+    fooKernelReportError(typed_kernel_message(e, message).c_str());
   } catch (...) {
     fooKernelReportError(op_name);
   }
+}
+
+void launch_failing_kernel(c10::DeviceIndex device, const char* op_name, const std::string& fault) {
+  std::string what = "the kernel failed on the device (injected by the fault " + fault + ")";
+  launch_kernel(getCurrentFooStream(device),
+                [op_name, what = std::move(what), site = launch_site_to_record()] {
+                  report_kernel_failure(op_name, what.c_str(), site);
+                },
+                op_name);
 }
 
 }  // namespace foo::aten

@@ -11,6 +11,7 @@
 #include <c10/util/Exception.h>
 
 #include "aten/TensorInfo.h"
+#include "runtime/FooFaults.h"
 #include "runtime/FooKernelWarnings.h"
 #include "runtime/FooLaunch.h"
 #include "runtime/FooStream.h"
@@ -24,10 +25,14 @@ void use_thread_count(int threads);
 // for a kernel and the profiler, which may outlive the operator (one defined
 // from Python through torch.library can be destroyed).
 const char* interned_name(const std::string& name);
-// Reports a failed kernel to foo_sim, naming the operator (and, for a c10
-// exception, keeping its type for the synchronization that reports it).
-void report_kernel_failure(const char* op_name, const char* what) noexcept;
-void report_kernel_failure(const char* op_name, const c10::Error& e) noexcept;
+// Reports a failed kernel to foo_sim, naming the operator and, if known,
+// the site that launched it (for a c10 exception, keeping its type for the
+// synchronization that reports it).
+void report_kernel_failure(const char* op_name, const char* what, const char* site) noexcept;
+void report_kernel_failure(const char* op_name, const c10::Error& e, const char* site) noexcept;
+// Queues, in place of an operator's kernel, one that fails as it would
+// (the fault injected there: FooFaults.h).
+void launch_failing_kernel(c10::DeviceIndex device, const char* op_name, const std::string& fault);
 
 // An operator's kernel as queued: its closure, with what the executor needs
 // to run it as the launching thread would have.
@@ -36,6 +41,7 @@ struct OpKernel {
   const char* op_name;
   int threads;
   KernelWarningInbox* launcher;  // whose warnings the kernel's are
+  const char* site;  // where it was launched, if recorded (launch_site_to_record)
   F fn;
   void operator()() {
     use_thread_count(threads);
@@ -44,9 +50,9 @@ struct OpKernel {
     try {
       fn();
     } catch (const c10::Error& e) {
-      report_kernel_failure(op_name, e);
+      report_kernel_failure(op_name, e, site);
     } catch (const std::exception& e) {
-      report_kernel_failure(op_name, e.what());
+      report_kernel_failure(op_name, e.what(), site);
     }
   }
   // A graph replay's hint (FooLaunch.h): this header, then the closure's.
@@ -61,11 +67,16 @@ struct OpKernel {
 template <class F>
 void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
   reraise_kernel_warnings();  // this thread's earlier kernels': raised at its next call, as near as it gets
+  if (C10_UNLIKELY(faults_armed())) {
+    std::string fault = take_kernel_fault(op_name);
+    if (!fault.empty()) return launch_failing_kernel(device, op_name, fault);
+  }
   int threads = at::get_num_threads();
   KernelWarningInbox* launcher = launching_thread_inbox();
+  const char* site = launch_site_to_record();
   launch_kernel_made<ClosureRelease::Deferred>(
       getCurrentFooStream(device),
-      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, launcher, std::forward<F>(fn)}; }, op_name);
+      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, launcher, site, std::forward<F>(fn)}; }, op_name);
 }
 
 // For kernels whose CPU implementations exist only in functional form

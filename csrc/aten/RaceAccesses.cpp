@@ -109,9 +109,10 @@ void gather(const c10::IValue& v, bool write, Gathered& g) {
   }
 }
 
-std::string site() {
+const char* site() {
   RaceSiteProvider provider = g_site.load(std::memory_order_relaxed);
-  return provider ? provider() : std::string();
+  const char* site = provider ? provider() : nullptr;
+  return site ? site : "";
 }
 
 // What an operator declared on top of: restored when it returns. Or, for
@@ -147,7 +148,7 @@ bool declare_foo_tensors(const std::vector<at::Tensor>& tensors, const std::vect
   }
   for (size_t i = 0; i < accesses.size(); ++i) accesses[i].what = whats[access_what[i]].c_str();
   if (accesses.empty()) return false;
-  fooRaceDeclare(accesses.data(), accesses.size(), op, site().c_str());
+  fooRaceDeclare(accesses.data(), accesses.size(), op, site());
   return true;
 }
 
@@ -193,7 +194,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     if (is_registered_buffer(begin, bytes)) continue;  // another library's thread, working for a kernel
     // The race (raise mode) fails the thread's next foo call: a callback
     // cannot raise.
-    fooRaceHostAccess(begin, bytes, g.writes[i] ? 1 : 0, describe(t).c_str(), info->name.c_str(), site().c_str());
+    fooRaceHostAccess(begin, bytes, g.writes[i] ? 1 : 0, describe(t).c_str(), info->name.c_str(), site());
   }
   // Set last: nothing above may leave it set if it throws (RecordFunction
   // then calls on_op_end without this context).

@@ -15,7 +15,6 @@
 #pragma once
 
 #include <functional>
-#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -37,9 +36,9 @@ void launch_with_accesses(const std::vector<at::Tensor>& tensors, const std::vec
 // Registers or removes the callback to match foo_sim's mode (call after
 // changing it).
 void sync_race_hooks();
-// Where the user's Python program is ("file.py:12"); "" if unknown. The
-// Python module installs it.
-using RaceSiteProvider = std::string (*)();
+// Where the user's Python program is ("file.py:12"), in storage that lives
+// as long as the process; nullptr if unknown. The Python module installs it.
+using RaceSiteProvider = const char* (*)();
 void set_race_site_provider(RaceSiteProvider provider);
 
 }  // namespace foo::aten

@@ -42,6 +42,7 @@
 #include "aten/IValueTensors.h"
 #include "aten/KernelArguments.h"
 #include "aten/Launch.h"
+#include "aten/OpCounts.h"
 #include "aten/OperatorName.h"
 #include "aten/SparseQueued.h"
 #include "aten/TensorInfo.h"
@@ -235,7 +236,7 @@ void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
   c10::DeviceGuard guard(*device);
   if (queueable(op, args)) return run_queued(op, stack, args, *device);
   if (run_sparse_queued(name, stack, num_args)) return;
-  fallback::note_synchronizing(name);
+  note_synchronizing(name);
   getCurrentFooStream(device->index()).synchronize();
 
   Stack cpu;

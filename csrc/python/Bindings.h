@@ -20,6 +20,7 @@ void bind_mem_pools(pybind11::module& m);
 void bind_distributed(pybind11::module& m);
 void bind_graphs(pybind11::module& m);
 void bind_race(pybind11::module& m);
+void bind_testing(pybind11::module& m);
 void install_launch_site_provider();
 
 }  // namespace foo::python

@@ -16,15 +16,6 @@ namespace {
 
 PyObject* g_race_error = nullptr;  // torch_foo.RaceError, set by the package
 
-// The user's line (UserSite.h). Only on threads that run Python code
-// (torch releases the GIL around operators, so user_site takes it back):
-// the autograd engine's threads have no Python frame to report, and taking
-// the GIL there for every operator would serialize them.
-std::string race_site() {
-  if (!Py_IsInitialized() || PyGILState_GetThisThreadState() == nullptr) return {};
-  return user_site();
-}
-
 // Raise mode: torch_foo.RaceError, through torch's error handling.
 void throw_race(const std::string& message) {
   if (g_race_error == nullptr || !Py_IsInitialized()) return;  // the caller throws a c10::Error
@@ -82,7 +73,7 @@ void bind_race(py::module& m) {
   });
   m.def("_race_clear_reports", [] { fooRaceClearReports(); });
   set_race_thrower(&throw_race);
-  aten::set_race_site_provider(&race_site);
+  aten::set_race_site_provider(&user_site);
 }
 
 }  // namespace foo::python

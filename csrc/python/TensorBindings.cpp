@@ -1,6 +1,7 @@
 #include <pybind11/stl.h>
 
 #include "aten/Fallback.h"
+#include "aten/OpCounts.h"
 #include "aten_runtime/FooGenerator.h"
 #include "aten_runtime/FooHostAllocator.h"
 #include "aten_runtime/FooSerialization.h"

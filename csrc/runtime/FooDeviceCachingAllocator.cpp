@@ -7,6 +7,7 @@
 
 #include "runtime/FooAllocatorSnapshot.h"
 #include "runtime/FooException.h"
+#include "runtime/FooFaults.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGraphsUtils.h"
 
@@ -19,6 +20,13 @@ Block* DeviceCachingAllocator::malloc(size_t requested, fooStream_t stream) {
   // During a capture events may not be queried (they may be captured,
   // and a global capture forbids queries), as in CUDA's allocator.
   if (!pools_.routing_under_way()) process_events();
+  if (C10_UNLIKELY(faults_armed())) {
+    std::string fault = take_oom_fault();
+    if (!fault.empty()) {
+      stats_.out_of_memory();
+      throw_out_of_memory(lock, requested, stream, context, fault);
+    }
+  }
   size_t size = round_size(requested);
   BlockPool& pool = pool_for(stream, size);
   Block* block = &pool == &small_ ? take_parked(stream, size) : nullptr;
@@ -282,7 +290,8 @@ Block* DeviceCachingAllocator::new_segment(std::unique_lock<std::mutex>& lock, B
 
 void DeviceCachingAllocator::throw_out_of_memory(std::unique_lock<std::mutex>& lock, size_t requested,
                                                  fooStream_t stream,
-                                                 const std::shared_ptr<c10::GatheredContext>& context) {
+                                                 const std::shared_ptr<c10::GatheredContext>& context,
+                                                 const std::string& injected) {
   size_t free = 0, total = 0;
   on_device(device_, [&] { return fooMemGetInfo(&free, &total); });
   if (history_recording()) {
@@ -308,8 +317,10 @@ void DeviceCachingAllocator::throw_out_of_memory(std::unique_lock<std::mutex>& l
                    " of which ", format_size(free), " is free", limit, ". Of the allocated memory ",
                    format_size(allocated),
                    " is allocated by PyTorch, and ", format_size(reserved - allocated),
-                   " is reserved by PyTorch but unallocated. Set FOO_SIM_DEVICE_MEMORY for a larger device, or "
-                   "call torch.foo.empty_cache() to release cached memory.");
+                   " is reserved by PyTorch but unallocated. ",
+                   injected.empty() ? std::string("Set FOO_SIM_DEVICE_MEMORY for a larger device, or call "
+                                                  "torch.foo.empty_cache() to release cached memory.")
+                                    : "This failure was injected by the fault " + injected + ".");
 }
 
 bool DeviceCachingAllocator::should_split(const Block* block, size_t size) const {

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -93,8 +94,10 @@ class DeviceCachingAllocator {
   // Records the failure (with the state of the cache, which a snapshot
   // taken by an observer shows), tells the observers with the lock
   // released, and raises torch.OutOfMemoryError.
+  // `injected`: the fault (FooFaults.h) that made this request fail, if one did.
   [[noreturn]] void throw_out_of_memory(std::unique_lock<std::mutex>& lock, size_t requested, fooStream_t stream,
-                                        const std::shared_ptr<c10::GatheredContext>& context);
+                                        const std::shared_ptr<c10::GatheredContext>& context,
+                                        const std::string& injected = "");
   bool should_split(const Block* block, size_t size) const;
   // Cuts `block` to `size` and puts the rest back in its pool.
   Block* split(Block* block, size_t size);

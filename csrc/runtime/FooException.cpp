@@ -61,7 +61,16 @@ std::string typed_kernel_message(const c10::Error& e, const std::string& message
   return std::string{kTag, static_cast<char>(kind), kTag} + message;
 }
 
+void set_record_launch_sites(bool on) { detail::record_launch_sites.store(on); }
+
 namespace detail {
+
+std::atomic<bool> record_launch_sites{false};
+
+const char* launch_site() {
+  LaunchSiteProvider provider = g_launch_site.load(std::memory_order_relaxed);
+  return provider ? provider() : nullptr;
+}
 
 void throw_foo_error(fooError_t error, const char* file, int line) {
   if (error == fooErrorInitializationError && in_bad_fork()) throw_bad_fork_error();
@@ -79,9 +88,11 @@ void throw_foo_error(fooError_t error, const char* file, int line) {
 void throw_launch_failure(const char* file, int line) {
   Kind kind = Kind::Runtime;
   std::string message = message_of(fooErrorLaunchFailure, &kind);
-  LaunchSiteProvider provider = g_launch_site.load();
-  std::string site = provider ? provider() : std::string();
-  if (!site.empty()) message += ", launched from " + site;
+  const char* site = launch_site();
+  // A kernel launched while launch sites are recorded names its site itself.
+  if (site != nullptr && message.find(", launched from ") == std::string::npos) {
+    message += std::string(", launched from ") + site;
+  }
   throw_message(fooErrorLaunchFailure, message, file, line, kind);
 }
 

@@ -3,6 +3,7 @@
 // always with foo_sim's message naming the offending value.
 #pragma once
 
+#include <atomic>
 #include <string>
 
 #include <c10/util/Exception.h>
@@ -29,10 +30,28 @@ std::string typed_kernel_message(const c10::Error& e, const std::string& message
 // anything else throws.
 bool query_result(fooError_t e);
 
-// Where the host is in the program that calls foo ("file.py:12"), or "" if
-// unknown. The runtime knows no Python: the Python module installs this.
-using LaunchSiteProvider = std::string (*)();
+// Where the host is in the program that calls foo ("file.py:12"), in storage
+// that lives as long as the process, or nullptr if unknown. The runtime
+// knows no Python: the Python module installs this.
+using LaunchSiteProvider = const char* (*)();
 void set_launch_site_provider(LaunchSiteProvider provider);
+
+// While on, each operator launch records where the host is (the provider's
+// answer), so that a kernel error reported at a later synchronization names
+// the line that launched it, as a launch-blocking run does. pytest --foo
+// turns it on; off, a launch pays one predictable branch.
+void set_record_launch_sites(bool on);
+
+namespace detail {
+extern std::atomic<bool> record_launch_sites;
+// The provider's answer; nullptr if there is none.
+const char* launch_site();
+}  // namespace detail
+
+// Where the host launches from, if launch sites are recorded; else nullptr.
+inline const char* launch_site_to_record() {
+  return C10_UNLIKELY(detail::record_launch_sites.load(std::memory_order_relaxed)) ? detail::launch_site() : nullptr;
+}
 
 }  // namespace foo
 

@@ -8,6 +8,7 @@
 #include <c10/util/Exception.h>
 
 #include "runtime/FooException.h"
+#include "runtime/FooFaults.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooIdleThreads.h"
 
@@ -32,6 +33,7 @@ void lazy_init() {
   std::lock_guard<std::mutex> lock(g_init_mutex);
   if (g_initialized.load()) return;
   TORCH_CHECK(device_count() > 0, "Found no foo devices: ", no_device_reason());
+  arm_faults_from_environment();
   FOO_CHECK(fooInit());
   if (auto step = g_aten_init_step.load()) step();
   release_openmp_teams_when_idle();

@@ -20,6 +20,7 @@ FOO_SIM_VARIABLES = {
     "FOO_SIM_LAUNCH_DELAY_US": "0",
     "FOO_SIM_COPY_THREADS": str(os.cpu_count() or 1),  # foo_sim's default: the hardware threads
     "FOO_SIM_RACE_CHECK": "0",
+    "FOO_SIM_FAULTS": "none",  # read by torch_foo's runtime (torch_foo.testing.inject_faults)
 }
 
 
