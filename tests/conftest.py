@@ -111,19 +111,31 @@ def foo():
 
 
 @contextlib.contextmanager
-def held_stream():
-    """Holds the current foo stream with a gate kernel for the block; yields ``still_held()``.
+def held_stream(stream=None):
+    """Holds ``stream`` (default: the current foo stream) with a gate kernel for the block; yields ``still_held()``.
 
     Code in the block that returns without waiting for the device finds
     ``still_held()`` true: only the end of the block opens the gate. Code
-    that waits for the device would wait for the gate forever; a watchdog
-    opens it after ``_GATE_HANG_GUARD_S`` so that such code fails the test
-    (``still_held()`` is then false) instead of hanging the suite. It never
-    decides a passing test.
+    that waits for the device would wait for the gate forever; see
+    ``watched_gate`` for how that fails instead of hanging.
     """
     import torch
 
-    gate = torch.foo._gate()
+    with torch.foo.stream(stream if stream is not None else torch.foo.current_stream()):
+        gate = torch.foo._gate()
+    with watched_gate(gate) as still_held:
+        yield still_held
+
+
+@contextlib.contextmanager
+def watched_gate(gate):
+    """Opens ``gate`` (from ``torch.foo._gate()``) when the block ends; yields ``still_held()``.
+
+    Code in the block that waits for the device would wait for the gate
+    forever; a watchdog opens it after ``_GATE_HANG_GUARD_S`` so that such
+    code fails the test (``still_held()`` is then false) instead of hanging
+    the suite. It never decides a passing test.
+    """
     released_by_watchdog = threading.Event()
 
     def release():

@@ -1,9 +1,9 @@
 """torch.accelerator's device, stream and synchronization functions on foo."""
 
-import time
-
 import pytest
 import torch
+
+from conftest import held_stream
 
 
 
@@ -41,15 +41,15 @@ def test_stream_functions(foo):
 
 
 def test_synchronize_waits_for_the_device(foo):
+    side = foo.Stream()
+    with foo.stream(side):
+        foo._sleep(200)                       # done after synchronize only if it waited
     foo._sleep(200)
-    t0 = time.monotonic()
     torch.accelerator.synchronize()
-    assert time.monotonic() - t0 >= 0.15
-    with foo.device(1):
-        foo._sleep(200)
-    t0 = time.monotonic()
-    torch.accelerator.synchronize(0)
-    assert time.monotonic() - t0 < 0.15
+    assert side.query() and foo.current_stream().query()  # every stream of the device
+    with held_stream(foo.current_stream(1)) as still_held:
+        torch.accelerator.synchronize(0)      # returns although foo:1 is held
+        assert still_held() and not foo.current_stream(1).query()
     torch.accelerator.synchronize("foo:1")
     assert foo.current_stream(1).query()
 

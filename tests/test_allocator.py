@@ -52,6 +52,7 @@ def test_statistics_follow_allocations_exactly():
     assert out["reserved_api"] == 0 and out["max_reserved"] == 22 * M
 
 
+@pytest.mark.slow  # a child process training for many steps
 def test_a_training_loop_reaches_a_steady_state():
     out = run_python_json("""
         import json, torch
@@ -105,10 +106,11 @@ side = foo.Stream()
 x = torch.empty({nbytes}, dtype=torch.uint8, device="foo")
 ptr = x.data_ptr()
 with foo.stream(side):
-    foo._sleep(300)          # side is busy with (pretend) reads of x
+    gate = foo._gate()       # side is held, as if still reading x
 {use}
 del x
 early = torch.empty({nbytes}, dtype=torch.uint8, device="foo").data_ptr()
+gate.open()
 side.synchronize()
 late = torch.empty({nbytes}, dtype=torch.uint8, device="foo").data_ptr()
 print(json.dumps([early == ptr, late == ptr]))

@@ -10,6 +10,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from conftest import held_stream
+
 FUSED, MATH, FLASH = SDPBackend.OVERRIDEABLE.value, SDPBackend.MATH.value, SDPBackend.FLASH_ATTENTION.value
 FORWARD = "aten::_scaled_dot_product_fused_attention_overrideable"
 BACKWARD = "aten::_scaled_dot_product_fused_attention_overrideable_backward"
@@ -191,10 +193,10 @@ def test_no_allowed_kernel_fails_as_on_cpu(foo):
 def test_queued_on_the_stream_not_a_host_wait(foo):
     q, k, v = qkv()
     qf, kf, vf = (t.foo().requires_grad_() for t in (q, k, v))
-    foo._sleep(300)  # the stream is busy
-    out = F.scaled_dot_product_attention(qf * 1.0, kf, vf, is_causal=True)
-    out.backward(torch.linspace(-1, 1, out.numel(), device="foo").view(out.shape))
-    assert not foo.current_stream().query()  # neither call waited for the sleep
+    with held_stream() as still_held:
+        out = F.scaled_dot_product_attention(qf * 1.0, kf, vf, is_causal=True)
+        out.backward(torch.linspace(-1, 1, out.numel(), device="foo").view(out.shape))
+        assert still_held() and not foo.current_stream().query()  # neither call waited for the stream
     foo.synchronize()
     expected = forward_backward(q, k, v, is_causal=True)
     got = [out.detach().cpu(), qf.grad.cpu(), kf.grad.cpu(), vf.grad.cpu()]
@@ -206,12 +208,12 @@ def test_on_a_side_stream_in_its_order(foo):
     q, k, v = (t.foo() for t in qkv())
     s = foo.Stream()
     s.wait_stream(foo.current_stream())
-    with foo.stream(s):
-        foo._sleep(200)
-        out = F.scaled_dot_product_attention(q, k, v)
-        done = foo.Event()
-        done.record()
-    assert not done.query()
+    with held_stream(s) as still_held:
+        with foo.stream(s):
+            out = F.scaled_dot_product_attention(q, k, v)
+            done = foo.Event()
+            done.record()
+        assert still_held() and not done.query()
     done.synchronize()
     torch.testing.assert_close(out.cpu(), F.scaled_dot_product_attention(q.cpu(), k.cpu(), v.cpu()))
 
@@ -266,10 +268,10 @@ def _bad_calls():
 @pytest.mark.parametrize("case", list(_bad_calls()))
 def test_bad_input_raises_at_the_call(foo, case):
     call, message = _bad_calls()[case]
-    foo._sleep(200)
-    with pytest.raises(RuntimeError, match=message):
-        call()
-    assert not foo.current_stream().query()  # raised without waiting for the stream
+    with held_stream() as still_held:
+        with pytest.raises(RuntimeError, match=message):
+            call()
+        assert still_held() and not foo.current_stream().query()  # raised without waiting for the stream
     foo.synchronize()  # and nothing was queued that fails later
 
 
@@ -422,6 +424,7 @@ def inductor(tmp_path, monkeypatch):
     torch._dynamo.reset()
 
 
+@pytest.mark.slow  # inductor's C++ compile
 def test_compiled_attention_runs_the_fused_kernel(foo, inductor):
     def block(q, k, v, mask):
         return F.scaled_dot_product_attention(q.sin(), k, v, attn_mask=mask).relu()

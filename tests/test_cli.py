@@ -9,6 +9,7 @@ import pickle
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from conftest import FOO_SIM_DEFAULTS
@@ -22,6 +23,7 @@ def _run(args, env=None, cwd=None, timeout=240):
                           timeout=timeout, env=full_env, cwd=cwd or os.path.expanduser("~"))
 
 
+@pytest.mark.slow  # a child process; the quick run keeps one
 def test_front_door_reports_machine_configuration_and_self_check():
     result = _run([], env={"FOO_SIM_DEVICE_MEMORY": "1GiB", "FOO_SIM_DEVICE_COUNT": None, "FOO_SIM_TYPO": "3"})
     out = result.stdout
@@ -63,6 +65,7 @@ sys.exit(int(sys.argv[2]))
 """
 
 
+@pytest.mark.slow  # a child process; the quick run keeps one
 def test_profile_writes_trace_and_memory_snapshot_beside_the_script(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
@@ -82,6 +85,7 @@ def test_profile_writes_trace_and_memory_snapshot_beside_the_script(tmp_path):
     assert "foo_kernel<aten::addmm>" in result.stderr  # the key_averages table
 
 
+@pytest.mark.slow  # a child process; the quick run keeps one
 def test_profile_without_a_script_is_a_usage_error(tmp_path):
     assert _run(["profile"]).returncode == 2
     result = _run(["profile", str(tmp_path / "missing.py")])

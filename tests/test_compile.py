@@ -6,13 +6,14 @@ Models are small: every test pays inductor's C++ compile time.
 """
 
 import copy
-import time
 
 import pytest
 import torch
 import torch._dynamo
 import torch._inductor.config
 from torch._dynamo.utils import counters
+
+from conftest import held_stream
 
 
 @pytest.fixture(autouse=True)
@@ -68,6 +69,7 @@ MODELS = {
 # --- dynamo's device interface ----------------------------------------------------------------
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_device_interface():
     from torch._dynamo.device_interface import get_interface_for_device
     from torch._inductor.runtime.hints import DeviceProperties
@@ -117,6 +119,7 @@ def test_device_interface():
     assert iface.memory_allocated(0) == torch.foo.memory_allocated(0)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_registration_is_lazy_and_order_independent():
     from conftest import run_python
 
@@ -141,6 +144,7 @@ def test_registration_is_lazy_and_order_independent():
 # --- correctness -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 @pytest.mark.parametrize("name", list(MODELS))
 def test_forward_backward_equals_eager(name):
     make, shape = MODELS[name]
@@ -161,6 +165,7 @@ def test_forward_backward_equals_eager(name):
     assert _frames() == 1
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 @pytest.mark.parametrize("case", ["inference", "channels_last_training", "conv_transpose"])
 def test_convolutions_in_the_layouts_inductor_expects(case):
     # Inductor lays convolutions out channels-last for inference, and users
@@ -182,6 +187,7 @@ def test_convolutions_in_the_layouts_inductor_expects(case):
         assert x.grad.is_contiguous(memory_format=torch.channels_last)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_eager_convolution_layouts_follow_cudnn():
     # Channels-last in (input or weight), channels-last out, except double.
     x, w = torch.randn(2, 3, 8, 8, device="foo"), torch.randn(4, 3, 3, 3, device="foo")
@@ -192,6 +198,7 @@ def test_eager_convolution_layouts_follow_cudnn():
     assert torch.nn.functional.conv2d(x.double().contiguous(memory_format=cl), w.double()).is_contiguous()
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_training_loop_with_compiled_optimizer_step_equals_eager():
     torch.manual_seed(0)
     eager = mlp().foo()
@@ -215,6 +222,7 @@ def test_training_loop_with_compiled_optimizer_step_equals_eager():
         _close(pc, pe, atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_dynamic_shapes_three_sizes_one_graph():
     def f(x):
         return torch.nn.functional.silu(x) * x.sum(0)
@@ -226,6 +234,7 @@ def test_dynamic_shapes_three_sizes_one_graph():
     assert _frames() == 1
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_mark_dynamic_recompiles_once_then_not():
     def f(x):
         return (x * 2).softmax(-1)
@@ -249,6 +258,7 @@ def test_mark_dynamic_recompiles_once_then_not():
     assert _frames() == 1
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_fullgraph_max_autotune_autocast_and_reduce_overhead():
     def f(x, w):
         return torch.relu(x @ w + 1).sum(1)
@@ -268,6 +278,7 @@ def test_fullgraph_max_autotune_autocast_and_reduce_overhead():
     _close(sc, se, atol=0.5, rtol=1e-2)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_dropout_compiles_with_foo_random_numbers():
     def f(x):
         return torch.nn.functional.dropout(x, 0.5, training=True)
@@ -281,6 +292,7 @@ def test_dropout_compiles_with_foo_random_numbers():
     assert torch.equal(x.grad == 0, dropped)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_graph_break_in_the_middle(parallel_compile):
     def f(x):
         y = torch.sin(x) + 1
@@ -304,19 +316,17 @@ def _chain(x):
 def test_compiled_call_is_asynchronous_and_in_stream_order():
     compiled = torch.compile(_chain)
     x = torch.zeros(1000, device="foo")
-    compiled(x)  # compile outside the timed call
+    compiled(x)  # compiles
     torch.foo.synchronize()
-    torch.foo._sleep(400)  # the stream is busy for 400 ms
-    x.fill_(1.0)  # queued behind the sleep
-    start = time.perf_counter()
-    out = compiled(x)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 0.2, f"compiled call took {elapsed * 1e3:.0f} ms: it waited for the stream"
-    assert not torch.foo.current_stream().query()
+    with held_stream() as still_held:
+        x.fill_(1.0)  # queued behind the gate
+        out = compiled(x)  # a call that waited for the stream would wait for the gate, and fail
+        assert still_held() and not torch.foo.current_stream().query()
     torch.foo.synchronize()
     _close(out, _chain(torch.ones(1000)))
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_cpu_scalar_tensor_first_keeps_the_kernel_on_foo():
     # A CPU 0-dim tensor is a scalar beside foo tensors, wherever it stands:
     # the kernel runs on foo, in stream order, and returns a foo tensor.
@@ -328,15 +338,17 @@ def test_cpu_scalar_tensor_first_keeps_the_kernel_on_foo():
     s = torch.tensor(1.0)
     x = torch.zeros(4, device="foo")
     compiled(s, x)
-    torch.foo._sleep(200)
-    x.fill_(5.0)  # queued behind the sleep: the kernel must see it
-    got = compiled(s, x)
+    with held_stream() as still_held:
+        x.fill_(5.0)  # queued behind the gate: the kernel must see it
+        got = compiled(s, x)
+        assert still_held()
     want = f(s, torch.full((4,), 5.0))
     for g, w in zip(got, want):
         assert g.device.type == "foo"
         _close(g, w)
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_compiled_on_side_stream_with_wait_stream():
     compiled = torch.compile(_chain)
     x = torch.randn(4096, device="foo")
@@ -346,11 +358,11 @@ def test_compiled_on_side_stream_with_wait_stream():
     side = torch.foo.Stream()
     x.fill_(2.0)
     side.wait_stream(main)  # the side stream sees x = 2
-    torch.foo._sleep(300)  # then the main stream is busy
-    with torch.foo.stream(side):
-        out = compiled(x)  # queued on the side stream, not behind the sleep
-        result = out.cpu()  # waits for the side stream only
-    assert not main.query()
+    with held_stream() as still_held:  # then the main stream is held
+        with torch.foo.stream(side):
+            out = compiled(x)  # queued on the side stream, not behind the gate
+            result = out.cpu()  # waits for the side stream only
+        assert still_held() and not main.query()
     _close(result, _chain(torch.full((4096,), 2.0)))
     main.wait_stream(side)
     out.record_stream(main)
@@ -359,6 +371,7 @@ def test_compiled_on_side_stream_with_wait_stream():
     assert _frames() == frames, "a stream or current-device change recompiled"
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_compiled_function_using_streams_and_events():
     def f(x):
         s = torch.foo.Stream()
@@ -375,6 +388,7 @@ def test_compiled_function_using_streams_and_events():
     _close(torch.compile(f)(x), f(x))  # torch.foo's stream calls are graph breaks
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_fullgraph_with_a_user_stream_and_events():
     side = torch.foo.Stream()
 
@@ -390,14 +404,15 @@ def test_fullgraph_with_a_user_stream_and_events():
     x = torch.randn(256, device="foo")
     compiled = torch.compile(f, fullgraph=True)
     _close(compiled(x), f(x))
-    torch.foo._sleep(200)  # the main stream is busy; the graph queues behind it
-    x.fill_(1.0)
-    out = compiled(x)
-    assert not torch.foo.current_stream().query()
+    with held_stream() as still_held:  # the main stream is held; the graph queues behind the gate
+        x.fill_(1.0)
+        out = compiled(x)
+        assert still_held() and not torch.foo.current_stream().query()
     _close(out, f(torch.ones(256)))
     assert _frames() == 1
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_fullgraph_stream_block_runs_its_kernel_on_that_stream():
     # Inside `with side:` the kernel must be queued on `side`, after the work
     # the host put there (a fill behind a sleep), and the kernel outside the
@@ -415,16 +430,18 @@ def test_fullgraph_stream_block_runs_its_kernel_on_that_stream():
     torch.foo.synchronize()
     x = torch.ones(1000, device="foo")
     torch.foo.synchronize()
-    with torch.foo.stream(side):
-        torch.foo._sleep(300)
-        x.fill_(5.0)
-    y, z = compiled(x)
-    z_now = z.cpu()  # the current stream's kernel does not wait behind `side`
+    with held_stream(side) as still_held:
+        with torch.foo.stream(side):
+            x.fill_(5.0)
+        y, z = compiled(x)
+        z_now = z.cpu()  # the current stream's kernel does not wait behind `side`
+        assert still_held() and not side.query()
     torch.foo.synchronize()
     _close(y, torch.full((1000,), 10.0))
     _close(z_now, torch.full((1000,), 2.0))
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_second_device():
     model = mlp().to("foo:1")
     compiled = torch.compile(model)
@@ -442,16 +459,16 @@ def test_second_device():
     chain(y)
     torch.foo.synchronize(1)
     assert torch.foo.current_device() == 0
-    with torch.foo.device(1):
-        torch.foo._sleep(200)
-    y.fill_(1.0)
-    out = chain(y)
-    assert out.device == torch.device("foo", 1)
-    assert not torch.foo.current_stream(1).query()
+    with held_stream(torch.foo.current_stream(1)) as still_held:
+        y.fill_(1.0)
+        out = chain(y)
+        assert out.device == torch.device("foo", 1)
+        assert still_held() and not torch.foo.current_stream(1).query()
     torch.foo.synchronize(1)
     _close(out, _chain(torch.ones(512)))
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_backend_failure_is_an_inductor_error_naming_the_node(monkeypatch):
     from torch._inductor.exc import InductorError
 
@@ -469,6 +486,7 @@ def test_backend_failure_is_an_inductor_error_naming_the_node(monkeypatch):
         torch.compile(f)(torch.randn(8, device="foo"))
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_kernel_failing_while_it_runs_is_reported_at_synchronize_naming_it():
     def f(a, b):
         return a // b + 1
@@ -483,6 +501,7 @@ def test_kernel_failing_while_it_runs_is_reported_at_synchronize_naming_it():
             side.synchronize()
 
 
+@pytest.mark.slow  # inductor's C++ compile; the quick run keeps one test
 def test_compiled_kernels_are_released_with_their_modules():
     # foo keeps a compiled kernel only as long as the module inductor
     # generated holds it: a long-running process that drops its compiled

@@ -12,6 +12,8 @@ import torch
 
 import torch_foo
 
+pytestmark = pytest.mark.slow  # CMake builds against the installed package
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "cpp"
 

@@ -1,12 +1,11 @@
 """torch.foo device management: current device, guards, properties, sync."""
 
 import threading
-import time
 
 import pytest
 import torch
 
-from conftest import run_python_json
+from conftest import held_stream, run_python_json
 
 
 def test_count_and_properties(foo):
@@ -72,13 +71,13 @@ def test_wrong_device_type_is_a_value_error(foo, bad):
 
 
 def test_synchronize_waits_for_the_named_device_only(foo):
-    with foo.device(1):
-        foo._sleep(400)
-    t0 = time.monotonic()
-    foo.synchronize(0)
-    assert time.monotonic() - t0 < 0.3
+    with held_stream(foo.current_stream(1)) as still_held:
+        with foo.device(1):
+            foo._sleep(200)                   # done after synchronize("foo:1") only if it waited
+        foo.synchronize(0)                    # returns although foo:1 is held
+        assert still_held() and not foo.current_stream(1).query()
     foo.synchronize("foo:1")
-    assert time.monotonic() - t0 >= 0.39
+    assert foo.current_stream(1).query()
     assert foo.current_device() == 0
 
 
@@ -106,8 +105,8 @@ def test_negative_device_indices_mean_what_they_mean_on_cuda(foo):
 
 
 def test_operator_queues_on_its_tensors_device_not_the_current_one(foo):
-    # x lives on foo:1, whose current stream is a side stream held up by a
-    # sleeping kernel; foo:0 is the current device when x.mul_ is called.
+    # x lives on foo:1, whose current stream is a side stream held shut by
+    # a gate; foo:0 is the current device when x.mul_ is called.
     # The multiply must queue on foo:1's current stream, after the fill:
     # run anywhere else it would run at once, before the fill, and x would
     # end as 5 instead of 15.
@@ -116,13 +115,13 @@ def test_operator_queues_on_its_tensors_device_not_the_current_one(foo):
     side = foo.Stream(device="foo:1")
     foo.set_stream(side)
     try:
-        foo._sleep(300)
-        x.fill_(5)
-        foo.set_device(0)
-        x.mul_(3)
-        assert foo.current_device() == 0
-        assert not side.query()
-        assert foo.default_stream(1).query()
+        with held_stream() as still_held:
+            x.fill_(5)
+            foo.set_device(0)
+            x.mul_(3)
+            assert foo.current_device() == 0
+            assert still_held() and not side.query()
+            assert foo.default_stream(1).query()
         side.synchronize()
         assert torch.equal(x.cpu(), torch.full((1000,), 15.0))
     finally:
@@ -145,11 +144,10 @@ def test_copy_across_devices_waits_on_both_sides(foo, layout):
         src_part, dst_part = channels_last(src), channels_last(dst)
     foo.synchronize(0)
     foo.synchronize(1)
-    with foo.device(1):
-        foo._sleep(300)
-    dst_part.copy_(src_part)
-    src.fill_(2.0)
-    assert not foo.default_stream(0).query()  # the fill waits for the copy, which waits for the sleep
+    with held_stream(foo.current_stream(1)) as still_held:
+        dst_part.copy_(src_part)
+        src.fill_(2.0)
+        assert still_held() and not foo.default_stream(0).query()  # the fill waits for the copy, which waits for the gate
     expected = torch.ones(dst_part.shape, dtype=dst.dtype)
     assert torch.equal(dst_part.cpu(), expected)
     assert torch.equal(src.cpu(), torch.full((2 * n,), 2.0))

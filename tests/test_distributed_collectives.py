@@ -5,8 +5,10 @@ Each test spawns one job and checks many things in it: starting a process
 and importing torch costs seconds.
 """
 
+import pytest
 import torch
 
+from conftest import held_stream
 from dist_harness import init, run_ranks
 
 
@@ -333,16 +335,17 @@ def _stream_semantics(rank, world, dev):
     out = {}
 
     # A collective is ordered after the work queued on the current stream:
-    # the sleeping kernel delays the fill, and the all_reduce must see it.
+    # a gate holds the fill, and the all_reduce must see it.
     t = torch.zeros(1 << 16, device=dev)
-    foo._sleep(300)
-    t.fill_(rank + 1)
-    work = dist.all_reduce(t, async_op=True)
-    out["returned_before_done"] = not work.is_completed()
-    # wait() makes the current stream wait, not the host.
-    work.wait()
-    out["wait_did_not_block_host"] = not work.is_completed()
-    doubled = t * 2                                    # queued after the collective
+    with held_stream() as still_held:
+        t.fill_(rank + 1)
+        work = dist.all_reduce(t, async_op=True)
+        out["returned_before_done"] = not work.is_completed()
+        # wait() makes the current stream wait, not the host.
+        work.wait()
+        out["wait_did_not_block_host"] = not work.is_completed()
+        doubled = t * 2                                # queued after the collective
+        assert still_held()
     foo.synchronize()
     out["sum"] = t[:4].cpu().tolist()
     out["doubled"] = doubled[:4].cpu().tolist()
@@ -476,6 +479,7 @@ def _pairing_and_reduce_rules(rank, world, store):
     return out
 
 
+@pytest.mark.slow  # spawned ranks: the quick run keeps the job above
 def test_collectives_pair_in_call_order_across_devices_and_apart_from_cpu_tensors(tmp_path):
     world = 2
     for out in run_ranks(_pairing_and_reduce_rules, world, tmp_path):
@@ -510,6 +514,7 @@ def _split_groups(rank, world, store):
     return out
 
 
+@pytest.mark.slow  # spawned ranks: the quick run keeps the job above
 def test_a_group_bound_to_a_device_splits_into_meshes_and_subgroups(tmp_path):
     world = 2
     total = float(sum(r + 1 for r in range(world)))

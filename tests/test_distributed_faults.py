@@ -1,9 +1,12 @@
 """fooccl when things go wrong: a rank that dies, shapes that do not match
 across ranks, and what destroying the process group gives back."""
 
+import pytest
 import torch
 
 from dist_harness import DIE, init, run_ranks
+
+pytestmark = pytest.mark.slow  # spawned ranks; test_distributed_collectives.py keeps one job quick
 
 
 def _error_of(fn):
@@ -143,7 +146,7 @@ def _staging_released(rank, world, dev):
 
     t = torch.ones(1 << 18, device=dev)
     before = held()
-    torch.foo._sleep(300)                 # the collectives below stay queued
+    gate = torch.foo._gate()              # the collectives below stay queued
     for _ in range(3):
         # gloo works on these in place: no staging buffer.
         dist.all_reduce(t)
@@ -155,6 +158,7 @@ def _staging_released(rank, world, dev):
         dist.all_gather([torch.empty(1 << 18, device=dev) for _ in range(world)], t)
         dist.reduce(t, dst=0)
     during = held()
+    gate.open()
     dist.destroy_process_group()
     after = held()
     return before, in_place, during, after

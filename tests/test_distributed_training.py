@@ -1,9 +1,12 @@
 """DDP and FSDP2 on foo with fooccl, against a single-process reference
 that trains the same model on the concatenated batch."""
 
+import pytest
 import torch
 
 from dist_harness import init, run_ranks
+
+pytestmark = pytest.mark.slow  # spawned ranks; test_distributed_collectives.py keeps one job quick
 
 STEPS = 3
 PER_RANK = 4

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # three CMake builds of foo_sim
+
 ROOT = Path(__file__).resolve().parents[1]
 FOO_SIM = ROOT / "third_party" / "foo_sim"
 

@@ -7,6 +7,8 @@ inputs, temporary outputs, CPU kernels that change their iterator)."""
 import pytest
 import torch
 
+from conftest import held_stream
+
 
 def replay_and_compare(foo, inputs, fn, replays=3):
     """Captures out = fn(*inputs) and checks every replay against CPU after
@@ -93,7 +95,7 @@ def test_integer_and_bool_ops_follow_new_inputs(foo):
 
 def test_replays_of_two_instantiations_of_one_capture_agree(foo):
     # keep_graph: instantiating again while a replay of the previous
-    # executable graph is still queued behind a sleeping kernel.
+    # executable graph is still queued behind a gate.
     x = torch.ones(256, device="foo")
     y = torch.zeros(256, device="foo")
     g = torch.accelerator.Graph(keep_graph=True)
@@ -101,17 +103,17 @@ def test_replays_of_two_instantiations_of_one_capture_agree(foo):
         torch.add(x, 1.0, out=y)
         y.mul_(3.0)
     g.instantiate()
-    foo._sleep(100)
-    g.replay()
-    g.instantiate()
-    g.replay()
+    with held_stream() as still_held:
+        g.replay()
+        g.instantiate()
+        g.replay()
+        assert still_held() and not foo.current_stream().query()
     foo.synchronize()
     assert torch.equal(y.cpu(), torch.full((256,), 6.0))
 
 
 def test_replays_queued_behind_a_busy_stream_read_inputs_in_stream_order(foo):
-    # Inputs rewritten by work queued between replays, all behind a sleeping
-    # kernel: the replays after the first, which rerun a kept iterator, must
+    # Inputs rewritten by work queued between replays, all behind a gate: the replays after the first, which rerun a kept iterator, must
     # read each input as the stream has it when they run, not at launch.
     x = torch.zeros(1000, device="foo")
     g = foo.FooGraph()
@@ -119,11 +121,12 @@ def test_replays_queued_behind_a_busy_stream_read_inputs_in_stream_order(foo):
         y = x * 3 + 1
     g.replay()
     foo.synchronize()
-    foo._sleep(200)
     outputs = []
-    for k in range(4):
-        x.fill_(float(k))
-        g.replay()
-        outputs.append(y.clone())
+    with held_stream() as still_held:
+        for k in range(4):
+            x.fill_(float(k))
+            g.replay()
+            outputs.append(y.clone())
+        assert still_held() and not foo.current_stream().query()
     for k, out in enumerate(outputs):
         assert torch.equal(out.cpu(), torch.full((1000,), 3.0 * k + 1))

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import held_stream
+from conftest import held_stream, watched_gate
 
 DEFAULT_STREAM_REFUSED = "graphs must be captured on a non-default stream"
 
@@ -87,39 +87,43 @@ def test_replay_is_asynchronous_and_stream_ordered(foo):
     x = torch.zeros(4, device="foo")
     g = foo.FooGraph()
     with foo.graph(g):
-        foo._sleep(300)
+        gate = foo._gate()  # captured: the replay holds the stream until the test opens it
         x.add_(1)
-    start = time.monotonic()
-    g.replay()
-    returned = time.monotonic() - start
-    assert not foo.current_stream().query()  # still sleeping: the host did not wait
-    x.add_(10)  # queued after the replay on the same stream
+    with watched_gate(gate) as still_held:
+        g.replay()
+        assert still_held() and not foo.current_stream().query()  # the host did not wait
+        x.add_(10)  # queued after the replay on the same stream
     assert torch.equal(x.cpu(), torch.full((4,), 11.0))
-    assert returned < 0.25
 
 
 def test_fork_and_join_inside_a_capture_run_concurrently(foo):
+    # The side lane is held by a captured gate; the main lane's result
+    # reaches pinned host memory while it is still held. Replayed as one
+    # lane, the main lane's copy would wait behind the gate.
     a = torch.zeros(8, device="foo")
     b = torch.zeros(8, device="foo")
+    seen = torch.zeros(8).pin_memory()
     side = foo.Stream()
     g = foo.FooGraph()
     with foo.graph(g):
         main = foo.current_stream()
         side.wait_stream(main)  # fork
         with foo.stream(side):
-            foo._sleep(400)
+            gate = foo._gate()
             b.add_(2)
-        foo._sleep(400)
         a.add_(1)
+        seen.copy_(a, non_blocking=True)
         main.wait_stream(side)  # join
         a.add_(b)
     foo.synchronize()
-    start = time.monotonic()
-    g.replay()
+    with watched_gate(gate) as still_held:
+        g.replay()
+        while still_held() and seen[0].item() != 1.0:
+            time.sleep(0.001)
+        assert still_held(), "the main lane waited for the side lane's gate"
+        assert not foo.current_stream().query()  # the join waits for the side lane
     foo.synchronize()
-    elapsed = time.monotonic() - start
     assert torch.equal(a.cpu(), torch.full((8,), 3.0))
-    assert elapsed < 0.75, f"the two sleeping lanes ran one after the other ({elapsed:.2f} s)"
 
 
 def test_unjoined_side_stream_fails_the_capture_and_foo_stays_usable(foo):
@@ -454,12 +458,12 @@ def test_replays_queued_behind_a_busy_stream_each_read_their_own_generator_state
     with foo.graph(g):
         out.copy_(torch.rand(1000, device="foo"))
     results = torch.empty(2, 1000, device="foo")
-    foo._sleep(300)  # both replays and their generator writes wait behind this
-    for k, seed in enumerate((1, 2)):
-        foo.manual_seed(seed)
-        g.replay()
-        results[k].copy_(out)
-    assert not foo.current_stream().query()
+    with held_stream() as still_held:  # both replays and their generator writes wait behind this
+        for k, seed in enumerate((1, 2)):
+            foo.manual_seed(seed)
+            g.replay()
+            results[k].copy_(out)
+        assert still_held() and not foo.current_stream().query()
     expected = []
     for seed in (1, 2):
         foo.manual_seed(seed)
@@ -678,7 +682,7 @@ def test_two_threads_capture_at_once_on_their_own_streams(foo):
     # mode); each graph draws its random numbers from its own slot.
     x = torch.ones(1000, device="foo")
     foo.synchronize()
-    first_began = threading.Event()
+    first_began, second_captured = threading.Event(), threading.Event()
     results, errors = {}, []
 
     def capture(k):
@@ -694,8 +698,10 @@ def test_two_threads_capture_at_once_on_their_own_streams(foo):
                 y = x * (k + 2)
                 r = torch.rand(1000, device="foo")
                 if k == 0:
-                    time.sleep(0.3)  # the other thread captures meanwhile
+                    assert second_captured.wait(10)  # the other thread captured meanwhile
                 g.capture_end()
+                if k == 1:
+                    second_captured.set()
                 draws = []
                 for _ in range(2):
                     g.replay()
@@ -704,6 +710,7 @@ def test_two_threads_capture_at_once_on_their_own_streams(foo):
                 results[k] = (y[0].item(), draws)
         except Exception as e:  # noqa: BLE001 - reported below
             first_began.set()
+            second_captured.set()
             errors.append(f"{k}: {type(e).__name__}: {e}")
 
     threads = [threading.Thread(target=capture, args=(k,)) for k in (0, 1)]

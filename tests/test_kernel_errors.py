@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from conftest import run_python
+from conftest import held_stream, run_python
 
 OUT_OF_BOUNDS = r"aten::gather.*out of bounds"
 
@@ -162,10 +162,10 @@ def test_argument_errors_that_cpu_kernels_find_as_they_run_are_raised_at_the_cal
     # its inputs with factories: torch.tensor(data) would wait for the stream.)
     with pytest.raises(Exception) as on_cpu:
         _CALL_ERRORS[case]("cpu")
-    foo._sleep(100)
-    with pytest.raises(type(on_cpu.value)) as on_foo:
-        _CALL_ERRORS[case]("foo")
-    assert not foo.current_stream().query()
+    with held_stream() as still_held:
+        with pytest.raises(type(on_cpu.value)) as on_foo:
+            _CALL_ERRORS[case]("foo")
+        assert still_held() and not foo.current_stream().query()
     assert str(on_foo.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
     foo.synchronize()  # and nothing failed on the device
 

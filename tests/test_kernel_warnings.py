@@ -8,6 +8,8 @@ import warnings
 import pytest
 import torch
 
+from conftest import held_stream
+
 DOF = "a warning from inside a kernel"
 
 
@@ -67,11 +69,12 @@ def test_warnings_as_errors_make_the_wait_raise(foo):
 
 
 def test_a_kernel_warning_storm_is_bounded_and_counted(foo):
-    foo._sleep(300)  # 1005 kernels queue up behind it and warn only once the host waits
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        for _ in range(1005):
-            _kernel_that_warns()
+        with held_stream() as still_held:  # 1005 kernels queue up behind it and warn only once the host waits
+            for _ in range(1005):
+                _kernel_that_warns()
+            assert still_held()
         foo.synchronize()
     messages = [str(w.message) for w in caught]
     assert sum(DOF in m for m in messages) == 1000

@@ -5,11 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-BUSY_MS = 150  # the stream is still sleeping when the host changes its CPU tensors
-
-
-def _busy(foo):
-    foo._sleep(BUSY_MS)
+from conftest import held_stream
 
 
 BINARY_WITH_CPU_SCALAR = {
@@ -30,26 +26,35 @@ BINARY_WITH_CPU_SCALAR = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(BINARY_WITH_CPU_SCALAR))
+# torch.where with a 0-dim CPU tensor waits for the stream on foo today;
+# CUDA's reads it at the call. Not run: the wait would last until the gate's
+# hang guard.
+WAITS_TODAY = {"where"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(run=False, reason="torch.where waits for the stream"))
+    if name in WAITS_TODAY else name for name in sorted(BINARY_WITH_CPU_SCALAR)])
 def test_cpu_scalar_tensor_is_read_at_launch(foo, name):
     op = BINARY_WITH_CPU_SCALAR[name]
     x_cpu = torch.rand(64) + 0.5
     x = x_cpu.to("foo")
     s = torch.tensor(2.0)
     expected = op(x_cpu, torch.tensor(2.0))
-    _busy(foo)
-    y = op(x, s)
-    s.fill_(5.0)                      # the host moves on before the kernel ran
-    assert not foo.current_stream().query()
+    with held_stream() as still_held:
+        y = op(x, s)
+        s.fill_(5.0)                  # the host moves on before the kernel ran
+        assert still_held() and not foo.current_stream().query()
     torch.testing.assert_close(y.cpu(), expected)
 
 
 def test_foreach_ops_read_cpu_tensors_at_launch(foo):
     params = [torch.ones(8, device="foo"), torch.ones(3, device="foo")]
     lr = torch.tensor(0.5)
-    _busy(foo)
-    torch._foreach_mul_(params, lr)
-    lr.fill_(100.0)
+    with held_stream() as still_held:
+        torch._foreach_mul_(params, lr)
+        lr.fill_(100.0)
+        assert still_held()
     assert [p.cpu().tolist() for p in params] == [[0.5] * 8, [0.5] * 3]
 
 
@@ -72,9 +77,10 @@ def test_optimizer_with_a_cpu_learning_rate_tensor(foo):
     for _ in range(2):
         opt.zero_grad()
         model(on_foo).square().mean().backward()
-        _busy(foo)
-        opt.step()
-        lr.fill_(1000.0)              # the steps already queued keep lr=0.1
+        with held_stream() as still_held:
+            opt.step()
+            lr.fill_(1000.0)          # the steps already queued keep lr=0.1
+            assert still_held()
         foo.synchronize()
         lr.fill_(0.1)
     for p, q in zip(model.parameters(), reference.parameters()):
@@ -85,14 +91,14 @@ def test_cpu_index_tensors_are_read_at_launch(foo):
     x_cpu = torch.arange(10.0)
     x = x_cpu.to("foo")
     idx = torch.tensor([7, 2, 9])
-    _busy(foo)
-    picked = x[idx]
+    foo._sleep(150)
+    picked = x[idx]  # waits for the stream to copy idx, as CUDA's does
     idx.fill_(0)
     assert picked.cpu().tolist() == [7.0, 2.0, 9.0]
 
     idx = torch.tensor([1, 3])
     values = torch.tensor([-1.0, -3.0], device="foo")
-    _busy(foo)
+    foo._sleep(150)
     x.index_put_((idx,), values)
     idx.fill_(0)
     x[torch.tensor([5])] = torch.tensor(50.0)   # a CPU value tensor, read at launch too
@@ -108,9 +114,10 @@ def test_foo_index_tensors_are_read_when_the_kernel_runs(foo):
     x = torch.zeros(6, device="foo")
     base = torch.tensor([0, 2, 2], device="foo")
     values = torch.tensor([1.0, 2.0, 3.0], device="foo")
-    _busy(foo)
-    idx = base + 1                                  # queued behind the sleep
-    x.index_put_((idx,), values, accumulate=True)
+    with held_stream() as still_held:
+        idx = base + 1                              # queued behind the gate
+        x.index_put_((idx,), values, accumulate=True)
+        assert still_held()
     assert x.cpu().tolist() == [0.0, 1.0, 0.0, 5.0, 0.0, 0.0]
 
 
@@ -147,19 +154,19 @@ def test_grad_scaler_state_lives_on_foo(foo):
 def test_kernels_queued_behind_a_busy_stream_keep_what_they_carry_while_the_host_launches_on(foo):
     # Each launch destroys the closures of kernels that have already run
     # (handed back by the executors): the ones still queued behind the
-    # sleeping kernel must keep their CPU scalars while a side stream's
+    # gate must keep their CPU scalars while a side stream's
     # thousands of finished kernels are destroyed around them.
     x = torch.ones(256, device="foo")
     z = torch.zeros(1000, device="foo")
     foo.synchronize()  # z's fill is done before the side stream adds to it
-    _busy(foo)
-    queued = [x * torch.tensor(float(i)) for i in range(20)]
-    side = foo.Stream()
-    with foo.stream(side):
-        for _ in range(3000):
-            z.add_(torch.tensor(1.0))
-    side.synchronize()
-    assert not foo.current_stream().query()
+    with held_stream() as still_held:
+        queued = [x * torch.tensor(float(i)) for i in range(20)]
+        side = foo.Stream()
+        with foo.stream(side):
+            for _ in range(3000):
+                z.add_(torch.tensor(1.0))
+        side.synchronize()
+        assert still_held() and not foo.current_stream().query()
     assert [q.cpu()[0].item() for q in queued] == [float(i) for i in range(20)]
     assert z.cpu()[0].item() == 3000.0
 
@@ -180,10 +187,10 @@ def test_a_zero_dim_cpu_tensor_keeps_its_exact_value_and_dtype_until_the_kernel_
     s = torch.tensor(ZERO_DIM_CPU_VALUES[dtype], dtype=dtype)
     expected = x_cpu + s  # float64 or complex128: any rounding of s would show
     x = x_cpu.to("foo")
-    _busy(foo)
-    y = x + s
-    s.zero_()
-    assert not foo.current_stream().query()
+    with held_stream() as still_held:
+        y = x + s
+        s.zero_()
+        assert still_held() and not foo.current_stream().query()
     assert y.dtype == expected.dtype
     torch.testing.assert_close(y.cpu(), expected, rtol=0, atol=0)
 
@@ -194,10 +201,10 @@ def test_a_zero_dim_cpu_tensor_takes_part_in_type_promotion_and_a_python_number_
     # for 0.3, float32's product differs from float64's rounded to float32.
     x_cpu = torch.tensor(0.3, dtype=torch.float32)
     x = x_cpu.to("foo")
-    _busy(foo)
-    by_tensor = x * torch.tensor(1 / 3, dtype=torch.float64)
-    by_number = x * (1 / 3)
-    assert not foo.current_stream().query()
+    with held_stream() as still_held:
+        by_tensor = x * torch.tensor(1 / 3, dtype=torch.float64)
+        by_number = x * (1 / 3)
+        assert still_held() and not foo.current_stream().query()
     assert by_tensor.dtype == torch.float64 and by_number.dtype == torch.float32
     torch.testing.assert_close(by_tensor.cpu(), x_cpu * torch.tensor(1 / 3, dtype=torch.float64), rtol=0, atol=0)
     torch.testing.assert_close(by_number.cpu(), x_cpu * (1 / 3), rtol=0, atol=0)

@@ -51,6 +51,7 @@ print(json.dumps([message, torch.foo.is_initialized()]))
     assert parent_ok
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the others
 def test_seeding_in_a_child_forked_after_init_is_ignored_as_on_cuda():
     out = run_python_json(FORK_CHILD + """
 torch.foo.init()
@@ -68,6 +69,7 @@ print(json.dumps([message, torch.foo.is_initialized()]))
     assert out == ["no error", False]
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the others
 def test_no_devices():
     out = run_python_json("""
         import json, torch
@@ -85,6 +87,7 @@ def test_no_devices():
     assert "Found no foo devices" in out[3]
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the others
 def test_malformed_device_count_is_reported_by_name():
     out = run_python_json("""
         import json, torch
@@ -99,6 +102,7 @@ def test_malformed_device_count_is_reported_by_name():
     assert "FOO_SIM_DEVICE_COUNT='lots'" in out[1]
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the others
 def test_spawned_workers_use_foo(tmp_path):
     out = run_python("""
         import multiprocessing as mp, torch

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.cuda._memory_viz as memory_viz
 
-from conftest import run_python
+from conftest import held_stream, run_python
 
 
 @pytest.fixture
@@ -140,23 +140,21 @@ def test_renders_with_pytorchs_memory_viz(history, foo, tmp_path):
 
 
 def test_stream_ordered_free_is_requested_then_completed(history, foo):
-    # A process's first snapshot imports torch._inductor (for torch's frame
-    # symbolizer), which can take longer than the side stream's sleep.
-    history._snapshot()
     side = foo.Stream()
     t = torch.ones(4096, device="foo")
     address = t.data_ptr()
     side.wait_stream(foo.current_stream())
-    with foo.stream(side):
-        foo._sleep(500)  # the side stream is busy while the host frees t
-        t.mul_(2)
-    t.record_stream(side)
-    del t
-    trace = history._snapshot()["device_traces"][0]
-    mine = [e["action"] for e in trace if e.get("addr") == address and e["action"].startswith("free")]
-    assert mine[-1] == "free_requested", "the block must wait for the side stream"
-    pending = [b for s in history._snapshot()["segments"] for b in s["blocks"] if b["address"] == address]
-    assert pending[0]["state"] == "active_pending_free"
+    with held_stream(side) as still_held:  # the side stream is held while the host frees t
+        with foo.stream(side):
+            t.mul_(2)
+        t.record_stream(side)
+        del t
+        trace = history._snapshot()["device_traces"][0]
+        mine = [e["action"] for e in trace if e.get("addr") == address and e["action"].startswith("free")]
+        assert mine[-1] == "free_requested", "the block must wait for the side stream"
+        pending = [b for s in history._snapshot()["segments"] for b in s["blocks"] if b["address"] == address]
+        assert pending[0]["state"] == "active_pending_free"
+        assert still_held()
     side.synchronize()
     trace = history._snapshot()["device_traces"][0]
     mine = [e["action"] for e in trace if e.get("addr") == address and e["action"].startswith("free")]

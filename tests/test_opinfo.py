@@ -14,10 +14,10 @@ in EXCLUDED with the reason.
 """
 import itertools
 
-
 import pytest
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
+from torch.testing._internal.common_utils import set_rng_seed
 
 import torch_foo  # noqa: F401  (already autoloaded; explicit for readers)
 
@@ -63,6 +63,19 @@ def _full_name(op) -> str:
 
 
 OPS = [op for op in op_db]
+
+# The quick run (``-m "not slow"``) sweeps these only: one operator of each
+# kind of kernel (elementwise, reduction, scan, sort, matmul, convolution,
+# pooling, indexing, FFT, norm, view).
+QUICK_OPS = {"add", "mul", "where", "sum", "var_mean", "cumsum", "sort", "matmul", "nn.functional.conv2d",
+             "nn.functional.max_pool2d", "index_select", "index_put", "fft.fft", "linalg.vector_norm", "transpose"}
+
+
+def _swept(params):
+    """``params`` for parametrize, each marked slow unless its operator is in QUICK_OPS."""
+    return [pytest.param(*p, id="-".join(_full_name(v) if hasattr(v, "name") else str(v)[6:] for v in p),
+                         marks=() if _full_name(p[0]) in QUICK_OPS else pytest.mark.slow) for p in params]
+
 # Functions that create tensors; called without tensors or a device, their
 # samples are created on foo for the comparison.
 FACTORIES = {"arange", "linspace", "logspace", "full", "ones", "zeros", "eye", "scalar_tensor", "empty"}
@@ -161,7 +174,20 @@ def _skip_if_excluded(name, op):
         pytest.skip(EXCLUDED.get(name) or EXCLUDED[op.name])
 
 
-@pytest.mark.parametrize("op", OPS, ids=_full_name)
+def _sample_inputs(op, dtype, requires_grad=False):
+    """The samples ``op.sample_inputs("cpu", dtype, requires_grad)`` gives, without its iterator,
+    whose constructor walks the caller's stack (``inspect.stack()``: seconds per operator under
+    pytest); as that iterator does, the seed is reset before each sample is drawn."""
+    samples = iter(op.sample_inputs_func(op, "cpu", dtype, requires_grad))
+    while True:
+        set_rng_seed()
+        sample = next(samples, None)
+        if sample is None:
+            return
+        yield sample
+
+
+@pytest.mark.parametrize("op", _swept((op,) for op in OPS))
 def test_op_matches_cpu(op):
     name = _full_name(op)
     _skip_if_excluded(name, op)
@@ -169,8 +195,7 @@ def test_op_matches_cpu(op):
         pytest.skip("no float32 on CPU")
     if torch.float32 not in _cuda_dtypes(op):
         return _expect_cuda_error(op, name, torch.float32)
-    torch.manual_seed(0)
-    for i, sample in enumerate(op.sample_inputs("cpu", torch.float32, requires_grad=op.supports_autograd)):
+    for i, sample in enumerate(_sample_inputs(op, torch.float32, requires_grad=op.supports_autograd)):
         _check_sample(op, f"{name} sample {i}", sample, op.supports_autograd)
 
 
@@ -228,8 +253,7 @@ def _cuda_dtypes(op):
 
 
 def _samples(op, dtype, grad=False):
-    torch.manual_seed(0)
-    return itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=grad), SAMPLES_PER_OTHER_DTYPE)
+    return itertools.islice(_sample_inputs(op, dtype, requires_grad=grad), SAMPLES_PER_OTHER_DTYPE)
 
 
 SAMPLES_WHERE_CUDA_REFUSES = 6
@@ -239,9 +263,8 @@ def _expect_cuda_error(op, name, dtype):
     """A dtype CPU takes and CUDA does not: foo raises CUDA's error, except
     for samples an operator computes without the kernel CUDA lacks (einsum
     without a contraction, say), which equal CPU."""
-    torch.manual_seed(0)
     raised = 0
-    for i, sample in enumerate(itertools.islice(op.sample_inputs("cpu", dtype), SAMPLES_WHERE_CUDA_REFUSES)):
+    for i, sample in enumerate(itertools.islice(_sample_inputs(op, dtype), SAMPLES_WHERE_CUDA_REFUSES)):
         try:
             _check_sample(op, f"{name} {dtype} sample {i}", sample, grad=False)
             torch.foo.synchronize()  # an error raised on the stream would surface here
@@ -277,7 +300,7 @@ def _check_widened(op, name, dtype):
                                        msg=lambda m: f"{name} {dtype} sample {i} result {j}: {m}")
 
 
-@pytest.mark.parametrize("op", OPS, ids=_full_name)
+@pytest.mark.parametrize("op", _swept((op,) for op in OPS))
 def test_op_follows_cuda_in_other_dtypes(op):
     name = _full_name(op)
     _skip_if_excluded(name, op)
@@ -306,7 +329,7 @@ CUDA_ONLY = [(op, dtype) for op in OPS for dtype in sorted(_cuda_dtypes(op) - se
              if dtype not in OTHER_DTYPES]
 
 
-@pytest.mark.parametrize("op,dtype", CUDA_ONLY, ids=lambda v: _full_name(v) if hasattr(v, "name") else str(v)[6:])
+@pytest.mark.parametrize("op,dtype", _swept(CUDA_ONLY))
 def test_cuda_only_dtype_matches_wider_cpu(op, dtype):
     """complex32 and small integer types, which the sweep above leaves out."""
     name = _full_name(op)

@@ -160,8 +160,10 @@ def test_event_timing_and_profiler_agree_on_a_sleeping_kernel(foo):
     event_ms = start.elapsed_time(end)
     (kernel,) = _kernels(prof, "foo_kernel<foo::_sleep>")
     profiler_ms = kernel.time_range.elapsed_us() / 1000
-    assert profiler_ms >= 50
-    assert abs(profiler_ms - event_ms) <= 0.1 * event_ms
+    # The profiler's kernel lies within the events around it, however loaded
+    # the machine (up to its whole microseconds, and its wall clock against
+    # the events' steady clock: well within 0.1%).
+    assert 50 <= profiler_ms <= event_ms * 1.001 + 0.002
 
 
 def test_nothing_is_recorded_outside_a_session(foo):

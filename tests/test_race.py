@@ -417,7 +417,7 @@ def inductor(tmp_path_factory, monkeypatch):
     torch._dynamo.reset()
 
 
-@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["eager", "compiled"])
 def test_side_stream_read_and_write_without_wait_are_found_in_compiled_code_as_in_eager(race, inductor, compiled):
     # inductor's kernels are no operators: the wrapper declares what each
     # one reads and writes, so a missing wait_stream is found as in eager code.
@@ -469,6 +469,7 @@ def test_compiled_code_synchronized_right_has_no_race_and_raise_mode_refuses_the
         race.synchronize()
 
 
+@pytest.mark.slow  # spawned ranks
 def test_collective_not_ordered_with_its_input_or_its_reader(tmp_path):
     out = run_python_json(f"""
         import json, torch, torch.distributed as dist, torch_foo
@@ -548,6 +549,7 @@ def _collectives_under_the_detector(rank, world, store):
     return out
 
 
+@pytest.mark.slow  # spawned ranks
 def test_collectives_between_processes_are_race_free_and_a_missing_wait_is_not(tmp_path):
     # gloo's own threads run ATen operations on the tensors fooccl lends it
     # (a division for AVG, copies into all_gather's output): they act for

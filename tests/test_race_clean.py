@@ -6,9 +6,10 @@ training, compute and graph tests (the autograd, DataLoader and optimizer
 patterns are in tests/test_race.py); the Python children some tests start are
 checked too (conftest.run_python collects their reports). Left out: the
 tests that demonstrate a missing synchronization on purpose (the detector
-finds it: tests/test_race.py covers that), one that asserts line numbers
-of its child's code, one that waits for timing, and two slow ones that only
-list fallback operators or read a setting."""
+finds it: tests/test_race.py covers that), one that polls pinned memory a
+graph replay writes, one that asserts line numbers of its child's code,
+one whose two streams write a tensor in the order the scheduler picks,
+and two slow ones that only list fallback operators or read a setting."""
 
 import glob
 import json
@@ -16,15 +17,20 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import _ROOT
+
+pytestmark = pytest.mark.slow  # a second pytest run of six test files
 
 FILES = ["tests/test_streams.py", "tests/test_events.py", "tests/test_allocator.py", "tests/test_training.py",
          "tests/test_compute.py", "tests/test_graphs.py"]
 LEFT_OUT = [
     "test_missing_synchronization_is_real",  # a side stream reads without wait_stream, on purpose
     "test_non_blocking_copy_to_pinned_memory_is_asynchronous",  # reads pinned memory before the copy, on purpose
+    "test_fork_and_join_inside_a_capture_run_concurrently",  # polls pinned memory a replay writes, on purpose
     "test_launch_blocking_makes_launches_synchronous",  # asserts its child's line numbers
-    "test_high_priority_stream_goes_first",  # timing
+    "test_high_priority_stream_goes_first",  # two streams write one tensor unordered, on purpose
     "test_fallback_lists_and_warns_once_per_operator",  # slow, one stream
     "test_malformed_fallback_warning_switch_is_reported_and_off",  # slow, one stream
 ]

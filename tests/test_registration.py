@@ -1,5 +1,7 @@
 """Backend registration and autoload, and that neither initializes foo."""
 
+import pytest
+
 from conftest import run_python, run_python_json
 
 THREADS = "len(__import__('os').listdir('/proc/self/task'))"
@@ -21,6 +23,7 @@ def test_import_torch_alone_autoloads_foo():
                    "available": True, "initialized": False}
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the others
 def test_autoload_can_be_disabled_and_import_enables_explicitly():
     out = run_python_json("""
         import json, torch
@@ -37,6 +40,7 @@ def test_autoload_can_be_disabled_and_import_enables_explicitly():
     assert out == {"before": False, "parsed_before": False, "after": True, "accelerator": "foo"}
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the others
 def test_importing_torch_foo_first_works():
     out = run_python_json("""
         import json, torch_foo, torch
@@ -45,6 +49,7 @@ def test_importing_torch_foo_first_works():
     assert out == [2, "foo"]
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the others
 def test_registering_twice_is_harmless():
     run_python("""
         import torch, torch_foo
@@ -70,6 +75,7 @@ def test_importing_and_querying_start_no_runtime_thread():
     assert out == {"unchanged": True, "started": executors, "initialized": True}
 
 
+@pytest.mark.slow  # a child process; the quick run keeps the others
 def test_first_stream_initializes_once_from_many_threads():
     out = run_python_json(f"""
         import json, threading, torch

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from conftest import run_python
+from conftest import held_stream, run_python
 
 
 def test_same_seed_same_numbers_every_run():
@@ -61,11 +61,13 @@ def test_explicit_generators(foo):
 def test_numbers_do_not_depend_on_which_stream_runs_first(foo):
     foo.manual_seed(5)
     s1, s2 = foo.Stream(), foo.Stream()
-    with foo.stream(s1):
-        foo._sleep(100)
-        a = torch.rand(3, device="foo")
-    with foo.stream(s2):
-        b = torch.rand(3, device="foo")        # runs first, launched second
+    with held_stream(s1) as still_held:
+        with foo.stream(s1):
+            a = torch.rand(3, device="foo")
+        with foo.stream(s2):
+            b = torch.rand(3, device="foo")    # runs first, launched second
+        s2.synchronize()
+        assert still_held() and not s1.query()
     foo.synchronize()
     foo.manual_seed(5)
     assert torch.equal(a.cpu(), torch.rand(3, device="foo").cpu())

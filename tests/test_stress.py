@@ -4,7 +4,11 @@ checked against CPU: no crash, no hang, no wrong number."""
 
 import os
 
+import pytest
+
 from conftest import run_python_json
+
+pytestmark = pytest.mark.slow  # runs for FOO_STRESS_SECONDS
 
 SECONDS = float(os.environ.get("FOO_STRESS_SECONDS", "20"))
 

@@ -1,10 +1,10 @@
 """Tensors on foo: factories, copies in every direction, views, scalars,
 resize/set_, the generated methods, and bad input."""
 
-import time
-
 import pytest
 import torch
+
+from conftest import held_stream
 
 
 def test_factories(foo):
@@ -107,9 +107,8 @@ def test_scalars_wait_for_queued_work(foo):
     t = torch.zeros(1, device="foo")
     foo._sleep(200)
     t.fill_(3.0)
-    start = time.monotonic()
-    assert t.item() == 3.0
-    assert time.monotonic() - start >= 0.1
+    assert t.item() == 3.0                      # waited for the fill behind the sleep
+    assert foo.current_stream().query()
     foo._sleep(100)
     t.add_(1)
     assert t.tolist() == [4.0] and t.cpu().item() == 4.0
@@ -119,11 +118,10 @@ def test_non_blocking_copy_to_pinned_memory_is_asynchronous(foo):
     x = torch.full((1 << 16,), 5.0, device="foo")
     pinned = torch.zeros(1 << 16).pin_memory()
     assert pinned.is_pinned() and not torch.zeros(4).is_pinned()
-    foo._sleep(300)
-    start = time.monotonic()
-    pinned.copy_(x, non_blocking=True)
-    assert time.monotonic() - start < 0.2       # the host did not wait
-    assert pinned[0].item() == 0.0              # and the data has not arrived yet
+    with held_stream() as still_held:
+        pinned.copy_(x, non_blocking=True)      # a host that waited would wait for the gate, and fail
+        assert pinned[0].item() == 0.0          # the data has not arrived yet
+        assert still_held() and not foo.current_stream().query()
     foo.synchronize()
     assert pinned.eq(5.0).all()
 
@@ -132,11 +130,12 @@ def test_non_blocking_copy_from_pinned_memory_and_block_reuse(foo):
     src = torch.full((1 << 16,), 2.0).pin_memory()
     ptr = src.data_ptr()
     dst = torch.empty(1 << 16, device="foo")
-    foo._sleep(300)
-    dst.copy_(src, non_blocking=True)
-    del src
-    again = torch.empty(1 << 16).pin_memory()
-    assert again.data_ptr() != ptr              # still used by the queued copy
+    with held_stream() as still_held:
+        dst.copy_(src, non_blocking=True)
+        del src
+        again = torch.empty(1 << 16).pin_memory()
+        assert again.data_ptr() != ptr          # still used by the queued copy
+        assert still_held()
     foo.synchronize()
     assert dst.cpu().eq(2.0).all()
 
@@ -148,10 +147,10 @@ def test_non_blocking_converting_copy_from_pinned_memory_reads_it_in_stream_orde
     # what the copy sees (the race a CUDA loader that reuses its pinned
     # batch too early has).
     batch = torch.full((1 << 16,), 1, dtype=torch.uint8).pin_memory()
-    foo._sleep(300)
-    dst = batch.to("foo", dtype=torch.float32, non_blocking=True)
-    assert not foo.current_stream().query()
-    batch.fill_(2)
+    with held_stream() as still_held:
+        dst = batch.to("foo", dtype=torch.float32, non_blocking=True)
+        assert still_held() and not foo.current_stream().query()
+        batch.fill_(2)
     assert dst.dtype == torch.float32 and dst.cpu().eq(2.0).all()
     # From complex, the warning CPU and CUDA give is a Python warning at the
     # call, and the real part arrives.
@@ -174,14 +173,15 @@ def test_pinned_round_trip_into_another_layout_reads_in_stream_order(foo, layout
     # read when the stream gets there, after the fill.
     a = torch.zeros(2, 3, 4, 5, device="foo")
     pinned = torch.empty(2, 3, 4, 5).pin_memory()
-    foo._sleep(200)
-    a.fill_(7.0)
-    pinned.copy_(a, non_blocking=True)
     if layout == "transposed":
         dst = torch.empty(5, 4, 3, 2, device="foo").permute(3, 2, 1, 0)
     else:
         dst = torch.empty(2, 3, 4, 5, device="foo", memory_format=torch.channels_last)
-    dst.copy_(pinned, non_blocking=True)
+    with held_stream() as still_held:
+        a.fill_(7.0)
+        pinned.copy_(a, non_blocking=True)
+        dst.copy_(pinned, non_blocking=True)    # a host that read pinned now would wait for the gate, and fail
+        assert still_held()
     assert torch.equal(dst.cpu(), torch.full((2, 3, 4, 5), 7.0))
 
 
@@ -263,9 +263,10 @@ def test_fill_from_a_value_on_another_device_reads_it_as_a_number_as_on_cuda(foo
 
 def test_bernoulli_takes_probabilities_from_the_cpu_as_cuda_does(foo):
     p = torch.tensor([1.0, 0.0, 1.0, 0.0])
-    foo._sleep(200)
-    x = torch.empty(4, device="foo").bernoulli_(p)
-    p.fill_(0.5)  # after the call: the kernel still sees the call's probabilities
+    with held_stream() as still_held:
+        x = torch.empty(4, device="foo").bernoulli_(p)
+        p.fill_(0.5)  # after the call, before the kernel runs: it still sees the call's probabilities
+        assert still_held()
     assert x.cpu().tolist() == [1.0, 0.0, 1.0, 0.0]
 
 
@@ -337,11 +338,11 @@ def test_range_factories_fill_an_out_of_another_shape_in_place(foo):
     # On a busy stream: queued in order, the host not waiting; a read
     # queued before sees the old values, one queued after the new.
     out = torch.full((2, 3), 7.0, device="foo")
-    foo._sleep(200)
-    before = out * 1
-    torch.arange(6.0, out=out)
-    after = out + 0
-    assert not foo.current_stream().query()
+    with held_stream() as still_held:
+        before = out * 1
+        torch.arange(6.0, out=out)
+        after = out + 0
+        assert still_held() and not foo.current_stream().query()
     assert before.tolist() == [[7.0] * 3] * 2 and after.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
 
 

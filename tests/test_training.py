@@ -3,6 +3,8 @@
 import pytest
 import torch
 
+from conftest import held_stream
+
 STEPS = 50
 
 
@@ -98,14 +100,14 @@ def test_sync_batch_norm_operators_on_one_rank_match_batch_norm_and_queue_withou
                    for t in (x, w, b, go))
     RM, RV = torch.zeros(4, dtype=torch.float64, device="foo"), torch.ones(4, dtype=torch.float64, device="foo")
     count = torch.tensor([45], dtype=torch.int32, device="foo")
-    foo._sleep(300)
-    mean, invstd = torch.batch_norm_stats(X, 1e-5)
-    mean, invstd = torch.batch_norm_gather_stats_with_counts(X, mean[None], invstd[None], RM, RV, 0.1, 1e-5,
-                                                             count.double())
-    out = torch.batch_norm_elemt(X, W, B, mean, invstd, 1e-5)
-    sum_dy, sum_dy_xmu, gw, gb = torch.batch_norm_backward_reduce(GO, X, mean, invstd, W, True, True, True)
-    gi = torch.batch_norm_backward_elemt(GO, X, mean, invstd, W, sum_dy, sum_dy_xmu, count)
-    assert not foo.current_stream().query()
+    with held_stream() as still_held:  # a host that waited for the stream would wait for the gate, and fail
+        mean, invstd = torch.batch_norm_stats(X, 1e-5)
+        mean, invstd = torch.batch_norm_gather_stats_with_counts(X, mean[None], invstd[None], RM, RV, 0.1, 1e-5,
+                                                                 count.double())
+        out = torch.batch_norm_elemt(X, W, B, mean, invstd, 1e-5)
+        sum_dy, sum_dy_xmu, gw, gb = torch.batch_norm_backward_reduce(GO, X, mean, invstd, W, True, True, True)
+        gi = torch.batch_norm_backward_elemt(GO, X, mean, invstd, W, sum_dy, sum_dy_xmu, count)
+        assert still_held() and not foo.current_stream().query()
     torch.testing.assert_close(out.cpu(), want)
     assert out.is_contiguous(memory_format=torch.channels_last)
     torch.testing.assert_close(gi.cpu(), xr.grad)
