@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from conftest import held_stream
+from torch_foo import _C
 
 
 BINARY_WITH_CPU_SCALAR = {
@@ -20,21 +21,12 @@ BINARY_WITH_CPU_SCALAR = {
     "gt": lambda x, s: x > s,
     "rlt": lambda x, s: s < x,
     "maximum": lambda x, s: torch.maximum(x, s),
-    "where": lambda x, s: torch.where(x > 0.5, x, s),
     "mul_": lambda x, s: x.clone().mul_(s),
     "add_alpha": lambda x, s: torch.add(x, s, alpha=3),
 }
 
 
-# torch.where with a 0-dim CPU tensor waits for the stream on foo today;
-# CUDA's reads it at the call. Not run: the wait would last until the gate's
-# hang guard.
-WAITS_TODAY = {"where"}
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(run=False, reason="torch.where waits for the stream"))
-    if name in WAITS_TODAY else name for name in sorted(BINARY_WITH_CPU_SCALAR)])
+@pytest.mark.parametrize("name", sorted(BINARY_WITH_CPU_SCALAR))
 def test_cpu_scalar_tensor_is_read_at_launch(foo, name):
     op = BINARY_WITH_CPU_SCALAR[name]
     x_cpu = torch.rand(64) + 0.5
@@ -46,6 +38,23 @@ def test_cpu_scalar_tensor_is_read_at_launch(foo, name):
         s.fill_(5.0)                  # the host moves on before the kernel ran
         assert still_held() and not foo.current_stream().query()
     torch.testing.assert_close(y.cpu(), expected)
+
+
+def test_where_copies_a_cpu_scalar_to_the_device_at_the_call(foo):
+    # ATen's where (shared by CPU and CUDA) moves a 0-dim CPU operand to the
+    # output's device with a blocking copy, which on CUDA waits for the
+    # stream: the value is taken at the call, and the host has waited.
+    x_cpu = torch.rand(64) + 0.5
+    x = x_cpu.to("foo")
+    s = torch.tensor(2.0)
+    expected = torch.where(x_cpu > 0.75, x_cpu, torch.tensor(2.0))
+    cond = x > 0.75
+    _C._take_op_counts()
+    y = torch.where(cond, x, s)
+    _, host_syncs = _C._take_op_counts()
+    s.fill_(5.0)
+    torch.testing.assert_close(y.cpu(), expected)
+    assert host_syncs.get("aten::copy_ (host to device)") == 1, host_syncs
 
 
 def test_foreach_ops_read_cpu_tensors_at_launch(foo):
