@@ -64,6 +64,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   }
 }
 
+// Operators whose only kernel for other devices is a composite one that
+// refuses them by device type, as mode's out= form does ("mode only supports
+// CPU, CUDA and XPU device type"): CUDA passes its check, so foo runs CPU's
+// kernel instead.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mode.values", torch::CppFunction::makeFromBoxedFunction<&foo_cpu_fallback>());
+}
+
 }  // namespace
 
 }  // namespace foo::aten

@@ -16,6 +16,7 @@
 #include "aten/EmptyFoo.h"
 #include "aten/FallbackArguments.h"
 #include "aten/FallbackStrategies.h"
+#include "aten/FunctionalForm.h"
 #include "aten/IValueTensors.h"
 #include "aten/Launch.h"
 #include "aten/TensorInfo.h"
@@ -71,6 +72,37 @@ std::optional<Stack> results_without_meta_function(const c10::OperatorHandle& op
   return std::nullopt;
 }
 
+// Python meta functions written with out_wrapper leave a resized out=
+// tensor contiguous, where ATen's kernels give it the strides of a fresh
+// result (column-major for most of linalg): those of the functional form's
+// meta result, when the out= form's results match it in number and sizes.
+void take_fresh_result_strides(const c10::OperatorHandle& op, const Stack& args, Stack& meta) {
+  auto functional = functional_form(op);
+  if (!functional) return;
+  MetaAliases to_meta;
+  Stack fresh;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!is_out_argument(op.schema().arguments()[i])) {
+      fresh.push_back(map_tensors(args[i], std::ref(to_meta), unchanged, c10::Device(c10::kMeta)));
+    }
+  }
+  try {
+    functional->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &fresh);
+  } catch (const std::exception&) {
+    return;  // the out= form's meta result stands
+  }
+  if (fresh.size() != meta.size()) return;
+  for (size_t r = 0; r < meta.size(); ++r) {
+    if (!meta[r].isTensor() || !fresh[r].isTensor() || meta[r].toTensor().sizes() != fresh[r].toTensor().sizes()) {
+      return;
+    }
+  }
+  for (size_t r = 0; r < meta.size(); ++r) {
+    const at::Tensor& m = meta[r].toTensor();
+    meta[r] = at::empty_strided(m.sizes(), fresh[r].toTensor().strides(), m.options());
+  }
+}
+
 }  // namespace
 
 std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& args) {
@@ -80,7 +112,20 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   MetaAliases to_meta;
   Stack meta;
   meta.reserve(args.size());
-  for (const auto& v : args) meta.push_back(map_tensors(v, std::ref(to_meta), unchanged, c10::Device(c10::kMeta)));
+  const auto& schema = op.schema();
+  bool has_out_arguments = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    // An out= tensor goes in empty: the meta function gives the layout of
+    // a fresh output, and resizes without a warning; run_queued then
+    // applies ATen's out= rules to the foo tensor itself.
+    if (i < schema.arguments().size() && is_out_argument(schema.arguments()[i]) && args[i].isTensor() &&
+        args[i].toTensor().defined()) {
+      meta.push_back(at::empty({0}, args[i].toTensor().options().device(c10::kMeta)));
+      has_out_arguments = true;
+      continue;
+    }
+    meta.push_back(map_tensors(args[i], std::ref(to_meta), unchanged, c10::Device(c10::kMeta)));
+  }
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
   } catch (const std::exception& e) {
@@ -93,6 +138,7 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   for (const auto& r : meta) {
     if (!(r.isTensor() || r.isTensorList() || r.isNone())) return std::nullopt;
   }
+  if (has_out_arguments) take_fresh_result_strides(op, args, meta);
   return meta;
 }
 
@@ -106,15 +152,20 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   Stack args(stack->end() - num_args, stack->end());
   const auto& schema = op.schema();
   // Outputs: fresh ones allocated now with the meta layout, out= ones
-  // resized to the meta shape; the kernel copies the CPU results into both.
+  // shaped by ATen's out= rules; the kernel copies the CPU results into both.
   Stack results;
   std::vector<std::pair<at::Tensor, size_t>> targets_now;  // (foo output, index into flattened CPU results)
   size_t flat = 0;
   for (size_t r = 0; r < meta.size(); ++r) {
     if (auto arg = written_argument(schema, r)) {
       if (is_out_argument(schema.arguments()[*arg]) && meta[r].isTensor()) {
+        // ATen's out= rules (resize_output, and structured kernels'
+        // resize_out): an out= tensor of the result's sizes keeps its
+        // strides; another is resized, with a warning if it had elements,
+        // and takes the strides the operator gives a fresh output.
         at::Tensor out = args[*arg].toTensor();
-        at::native::resize_output(out, meta[r].toTensor().sizes());
+        const at::Tensor& m = meta[r].toTensor();
+        if (at::native::resize_output_check(out, m.sizes())) give_layout(out, m.sizes(), m.strides());
         targets_now.emplace_back(out, flat);
       }
       results.push_back(args[*arg]);
@@ -142,7 +193,7 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   }
   PhiloxStates rngs;
   Stack cpu = cpu_arguments(schema, args, device, /*queued=*/true, &rngs);
-  give_fresh_outputs(cpu, args, out_arguments(schema, args));
+  give_stand_ins(cpu, args, out_arguments(schema, args));
   std::vector<std::pair<TensorInfo, size_t>> targets;
   targets.reserve(targets_now.size());
   for (auto& [t, index] : targets_now) {
