@@ -39,6 +39,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   fallback::Widening widening = fallback::widening_for(op, args);
   if (!fallback::inexact_meta(op)) {
     if (auto meta = cached_meta_results(op, args, &fallback::meta_results)) {
+      fallback::check_no_quantized_results(name, *meta);
       return fallback::run_queued(op, stack, num_args, device, *meta, widening);
     }
   }

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include <ATen/MemoryOverlap.h>
+#include <c10/core/DeviceType.h>
 
 #include "aten/DeviceCheck.h"
 #include "aten/IValueTensors.h"
@@ -95,6 +96,17 @@ void check_written_arguments_do_not_partly_overlap(const c10::FunctionSchema& sc
           if (read.device() == written.device()) at::assert_no_partial_overlap(written, read);
         });
       }
+    });
+  }
+}
+
+void check_no_quantized_results(const std::string& name, const Stack& results) {
+  for (const c10::IValue& r : results) {
+    for_each_tensor(r, [&](const at::Tensor& t) {
+      TORCH_CHECK_NOT_IMPLEMENTED(!t.defined() || !c10::isQIntType(t.scalar_type()), "Could not run '", name,
+                                  "' with arguments from the 'Quantized", c10::get_privateuse1_backend(),
+                                  "' backend: foo has no quantized kernels (the result would be a ",
+                                  t.scalar_type(), " tensor)");
     });
   }
 }

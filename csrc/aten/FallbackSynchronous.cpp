@@ -4,7 +4,9 @@
 
 #include "aten/EmptyFoo.h"
 #include "aten/FallbackArguments.h"
+#include "aten/FallbackChecks.h"
 #include "aten/FallbackStrategies.h"
+#include "aten/OperatorName.h"
 #include "aten/TensorInfo.h"
 #include "runtime/FooStream.h"
 
@@ -35,6 +37,7 @@ void run_synchronously(const c10::OperatorHandle& op, Stack* stack, size_t num_a
   give_stand_ins(cpu, args, outs);
   Stack cpu_outs(cpu.begin(), cpu.end());  // keeps the CPU out tensors after the call consumes the stack
   run_cpu_kernel(op, cpu, widening);
+  check_no_quantized_results(full_name(op.operator_name()), cpu);
   // Without a meta result to give the results' dtypes, a widened result
   // goes back to the call's dtype.
   auto narrowed = [&](const at::Tensor& t) {
