@@ -4,6 +4,7 @@ with torch (torchgen/packaged). Rerun both after a torch upgrade:
     python csrc/aten/gen_structured_ops.py ops > csrc/aten/generated/StructuredOps.cpp
     python csrc/aten/gen_structured_ops.py device-checks > csrc/aten/generated/DeviceCheckTable.cpp
     python csrc/aten/gen_structured_ops.py sparse > csrc/aten/generated/SparseOps.cpp
+    python csrc/aten/gen_structured_ops.py nested > csrc/aten/generated/NestedOps.cpp
 
 tests/test_generated_sources.py fails when a checked-in file differs from
 what this script makes.
@@ -19,6 +20,9 @@ what this script makes.
   function registered for both, written in terms of other operators, so
   device-generic), registered for foo's sparse dispatch keys; and the
   conversions from dense to sparse layouts, which CPU and CUDA share too.
+- nested: the nested-tensor kernels that CPU and CUDA share, written in
+  terms of dense operators on the nested tensor's buffer, registered for
+  foo's nested key.
 """
 
 import os
@@ -160,32 +164,34 @@ def device_guard(f, sig) -> str:
     return ""
 
 
-def print_sparse() -> None:
+def shared_registrations(parsed, key, cpu_key, cuda_key, wanted, includes, wrappers) -> str:
+    """A TORCH_LIBRARY_IMPL block registering for ``key`` the kernels CPU and
+    CUDA share under ``cpu_key`` and ``cuda_key``."""
+    lines = []
+    for f, kernel in shared_kernels(parsed, cpu_key, cuda_key, wanted):
+        includes.add(f"<ATen/ops/{f.root_name}_native.h>")
+        with local.parametrize(use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
+                               use_ilistref_for_tensor_lists=f.part_of_structured_group):
+            sig = NativeSignature(f.func, symint=kernel.supports_symint())
+            guard = device_guard(f, sig)
+            if not guard:
+                ptr = sig.ptr_type()
+                lines.append(f'  m.impl("{f.func.name}", TORCH_FN(static_cast<{ptr}>(&at::native::{kernel.kernel})));')
+                continue
+            name = f"{key}_{f.func.name.unambiguous_name()}"
+            call = ", ".join(b.name for b in sig.arguments())
+            wrappers.append(f"{sig.defn(name=name)} {{\n{guard}  return at::native::{kernel.kernel}({call});\n}}")
+            lines.append(f'  m.impl("{f.func.name}", TORCH_FN({name}));')
+    return f"TORCH_LIBRARY_IMPL(aten, {key}, m) {{\n" + "\n".join(lines) + "\n}"
+
+
+def print_shared(command, summary, tables) -> None:
     parsed = parsed_yaml()
-    blocks, includes, wrappers = [], set(), []
-    to_sparse = lambda f: str(f.func.name.name).startswith("_to_sparse")  # noqa: E731
-    for key, cpu_key, cuda_key, wanted in (
-            ("SparsePrivateUse1", DispatchKey.SparseCPU, DispatchKey.SparseCUDA, lambda f: True),
-            ("SparseCsrPrivateUse1", DispatchKey.SparseCsrCPU, DispatchKey.SparseCsrCUDA, lambda f: True),
-            ("PrivateUse1", DispatchKey.CPU, DispatchKey.CUDA, to_sparse)):
-        lines = []
-        for f, kernel in shared_kernels(parsed, cpu_key, cuda_key, wanted):
-            includes.add(f"<ATen/ops/{f.root_name}_native.h>")
-            with local.parametrize(use_const_ref_for_mutable_tensors=f.use_const_ref_for_mutable_tensors,
-                                   use_ilistref_for_tensor_lists=f.part_of_structured_group):
-                sig = NativeSignature(f.func, symint=kernel.supports_symint())
-                guard = device_guard(f, sig)
-                if not guard:
-                    ptr = sig.ptr_type()
-                    lines.append(f'  m.impl("{f.func.name}", TORCH_FN(static_cast<{ptr}>(&at::native::{kernel.kernel})));')
-                    continue
-                name = f"{key}_{f.func.name.unambiguous_name()}"
-                call = ", ".join(b.name for b in sig.arguments())
-                wrappers.append(f"{sig.defn(name=name)} {{\n{guard}  return at::native::{kernel.kernel}({call});\n}}")
-                lines.append(f'  m.impl("{f.func.name}", TORCH_FN({name}));')
-        blocks.append(f"TORCH_LIBRARY_IMPL(aten, {key}, m) {{\n" + "\n".join(lines) + "\n}")
-    print(generated_header("sparse"))
-    print("// Sparse-layout kernels CPU and CUDA share, for foo's sparse keys (see SparseFallback.cpp).")
+    includes, wrappers = set(), []
+    blocks = [shared_registrations(parsed, key, cpu_key, cuda_key, wanted, includes, wrappers)
+              for key, cpu_key, cuda_key, wanted in tables]
+    print(generated_header(command))
+    print(summary)
     print("#include <ATen/DeviceGuard.h>")
     print("#include <c10/core/DeviceGuard.h>")
     print("#include <torch/library.h>\n")
@@ -198,5 +204,19 @@ def print_sparse() -> None:
     print("\n}  // namespace\n}  // namespace foo::aten")
 
 
+def print_sparse() -> None:
+    to_sparse = lambda f: str(f.func.name.name).startswith("_to_sparse")  # noqa: E731
+    print_shared("sparse", "// Sparse-layout kernels CPU and CUDA share, for foo's sparse keys (see SparseFallback.cpp).", (
+        ("SparsePrivateUse1", DispatchKey.SparseCPU, DispatchKey.SparseCUDA, lambda f: True),
+        ("SparseCsrPrivateUse1", DispatchKey.SparseCsrCPU, DispatchKey.SparseCsrCUDA, lambda f: True),
+        ("PrivateUse1", DispatchKey.CPU, DispatchKey.CUDA, to_sparse)))
+
+
+def print_nested() -> None:
+    print_shared("nested", "// Nested-tensor kernels CPU and CUDA share, for foo's nested key (see NestedTensor.cpp).", (
+        ("NestedTensorPrivateUse1", DispatchKey.NestedTensorCPU, DispatchKey.NestedTensorCUDA, lambda f: True),))
+
+
 if __name__ == "__main__":
-    {"ops": print_ops, "device-checks": print_device_checks, "sparse": print_sparse}[sys.argv[1]]()
+    {"ops": print_ops, "device-checks": print_device_checks, "sparse": print_sparse,
+     "nested": print_nested}[sys.argv[1]]()
