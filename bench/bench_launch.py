@@ -1,6 +1,6 @@
 """Where the host's time goes when it launches small operators on foo, and
 how the small-op chain scales with host threads. Prints its own tables
-(see bench/launch_profile.md for how to read them).
+(docs/internals/launch-cost.md explains how to read them).
 
 Usage: python bench/bench_launch.py
 """

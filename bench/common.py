@@ -28,10 +28,11 @@ def _timed(fn, repeat: int) -> float:
     return fn.seconds(repeat) if hasattr(fn, "seconds") else seconds(fn, repeat)
 
 
-def ratio(foo_fn: Callable[[], None], cpu_fn: Callable[[], None], repeat: int, rounds: int = 7) -> tuple[float, float, float]:
-    """(median foo seconds, median CPU seconds, median of per-round ratios).
-
-    Either side may be a workload of the CPU process (cpu_side.py)."""
+def ratio_rounds(foo_fn: Callable[[], None], cpu_fn: Callable[[], None], repeat: int,
+                 rounds: int = 7) -> tuple[list[float], list[float], list[float]]:
+    """Per round: foo seconds, CPU seconds and their ratio, the two sides
+    timed one after the other. Either side may be a workload of the CPU
+    process (cpu_side.py)."""
     foo_fn(), cpu_fn()  # warm up caches, pools and the runtime
     foo_times, cpu_times, ratios = [], [], []
     for _ in range(rounds):
@@ -42,6 +43,12 @@ def ratio(foo_fn: Callable[[], None], cpu_fn: Callable[[], None], repeat: int, r
         foo_times.append(f)
         cpu_times.append(c)
         ratios.append(f / c)
+    return foo_times, cpu_times, ratios
+
+
+def ratio(foo_fn: Callable[[], None], cpu_fn: Callable[[], None], repeat: int, rounds: int = 7) -> tuple[float, float, float]:
+    """(median foo seconds, median CPU seconds, median of per-round ratios)."""
+    foo_times, cpu_times, ratios = ratio_rounds(foo_fn, cpu_fn, repeat, rounds)
     return statistics.median(foo_times), statistics.median(cpu_times), statistics.median(ratios)
 
 

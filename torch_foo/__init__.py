@@ -7,6 +7,12 @@ With ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``, ``import torch_foo`` enables it.
 Neither initializes the device runtime; the first real use of a device does.
 """
 
+import os as _os
+
+# Where CMake finds the TorchFoo package (docs/cpp.md), as
+# torch.utils.cmake_prefix_path is where it finds Torch.
+cmake_prefix_path = _os.path.join(_os.path.dirname(__file__), "share", "cmake")
+
 
 def _autoload() -> None:
     """Entry point torch calls at the end of ``import torch``.
@@ -31,4 +37,4 @@ from torch_foo import ops  # noqa: E402
 from torch_foo.serialization import backend_flags, set_backend_flag  # noqa: E402
 from torch_foo.foo.race import RaceError  # noqa: E402
 
-__all__ = ["RaceError", "backend_flags", "ops", "set_backend_flag"]
+__all__ = ["RaceError", "backend_flags", "cmake_prefix_path", "ops", "set_backend_flag"]

@@ -28,7 +28,7 @@ namespace foo::aten {
 // executor, so the host frees the caller's tensor at the end of the call
 // instead of after the kernel has run: a freshly freed block is the one the
 // host's next call allocates, where one freed thousands of launches later
-// goes through glibc's bins (bench/launch_profile.md).
+// goes through glibc's bins (docs/internals/launch-cost.md).
 class CpuScalar {
  public:
   // nullopt for a tensor that is not a plain 0-dim CPU value (a view with a

@@ -1,6 +1,7 @@
 #include "aten/RaceAccesses.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -232,4 +233,19 @@ void sync_race_hooks() {
   }
 }
 
+}  // namespace foo::aten
+
+namespace foo::aten {
+namespace {
+
+// FOO_SIM_RACE_CHECK turns the detector on in foo_sim; the operator hook
+// that declares accesses is installed when the library loads, so that
+// programs that never reach the Python layer (C++ programs) are checked too.
+const bool g_hooks_at_load = [] {
+  const char* check = std::getenv("FOO_SIM_RACE_CHECK");
+  if (check != nullptr && std::strcmp(check, "") != 0 && std::strcmp(check, "0") != 0) sync_race_hooks();
+  return true;
+}();
+
+}  // namespace
 }  // namespace foo::aten

@@ -7,7 +7,7 @@
 // each block back to the host thread's arena under that arena's lock, while
 // the host allocates from it under the same lock for its next launch. On a
 // chain of small operators the two threads then take turns sleeping on that
-// lock (bench/launch_profile.md: 4.6 us per operator instead of 2.6).
+// lock (docs/internals/launch-cost.md).
 // Released on a launching thread, every block is freed by a thread of the
 // kind that allocated it, through its own cache, and no lock is shared.
 #pragma once
