@@ -36,6 +36,7 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   fallback::check_written_arguments_on_device(schema, args, device);
   fallback::check_written_arguments_do_not_partly_overlap(schema, args, name);
   check_fallback_arguments(name, args);
+  fallback::check_no_quantized_arguments(schema, args, name);
   fallback::Widening widening = fallback::widening_for(op, args);
   if (!fallback::inexact_meta(op)) {
     if (auto meta = cached_meta_results(op, args, &fallback::meta_results)) {
