@@ -12,6 +12,8 @@
 #include <torch/library.h>
 
 #include <ATen/ops/_native_multi_head_attention_native.h>
+#include <ATen/ops/_nested_from_padded_native.h>
+#include <ATen/ops/_nested_tensor_from_mask_native.h>
 #include <ATen/ops/_nested_tensor_softmax_with_shape_native.h>
 #include <ATen/ops/_transform_bias_rescale_qkv.h>
 #include <ATen/ops/bmm_native.h>
@@ -36,6 +38,15 @@ TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
   m.impl("bmm", TORCH_FN(at::native::bmm_nested));
   m.impl("_nested_tensor_softmax_with_shape", TORCH_FN(at::native::NestedTensor_softmax_dropout));
   m.impl("_transform_bias_rescale_qkv", TORCH_FN(transform_bias_rescale_qkv_nested));
+}
+
+// Dense-keyed operators that make a nested tensor (the padded batch and
+// mask nn.TransformerEncoder turns into one): CPU's and CUDA's shared
+// kernel, and CPU's for _nested_from_padded, where CUDA has a fused one.
+// The fallback cannot serve them: its results are dense foo tensors.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_nested_tensor_from_mask", TORCH_FN(at::native::NestedTensor_nested_tensor_from_mask));
+  m.impl("_nested_from_padded", TORCH_FN(at::native::nested_from_padded_generic));
 }
 
 }  // namespace

@@ -15,7 +15,6 @@
 #include <ATen/ops/_softmax_native.h>
 #include <ATen/ops/_test_autograd_multiple_dispatch_native.h>
 #include <ATen/ops/_to_copy_native.h>
-#include <ATen/ops/_transformer_encoder_layer_fwd_native.h>
 #include <ATen/ops/abs_native.h>
 #include <ATen/ops/add_native.h>
 #include <ATen/ops/alias_native.h>
@@ -50,8 +49,6 @@
 #include <ATen/ops/narrow_native.h>
 #include <ATen/ops/native_dropout_backward_native.h>
 #include <ATen/ops/native_dropout_native.h>
-#include <ATen/ops/native_layer_norm_backward_native.h>
-#include <ATen/ops/native_layer_norm_native.h>
 #include <ATen/ops/neg_native.h>
 #include <ATen/ops/normal_native.h>
 #include <ATen/ops/ones_like_native.h>
@@ -168,16 +165,6 @@ at::Tensor & NestedTensorPrivateUse1_fill__Scalar(at::Tensor & self, const at::S
 at::Tensor & NestedTensorPrivateUse1_fill__Tensor(at::Tensor & self, const at::Tensor & value) {
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
   return at::native::fill_nested_(self, value);
-}
-
-::std::tuple<at::Tensor,at::Tensor,at::Tensor> NestedTensorPrivateUse1_native_layer_norm(const at::Tensor & input, at::IntArrayRef normalized_shape, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, double eps) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(input));
-  return at::native::nested_layer_norm(input, normalized_shape, weight, bias, eps);
-}
-
-::std::tuple<at::Tensor,at::Tensor,at::Tensor> NestedTensorPrivateUse1_native_layer_norm_backward(const at::Tensor & grad_out, const at::Tensor & input, at::IntArrayRef normalized_shape, const at::Tensor & mean, const at::Tensor & rstd, const ::std::optional<at::Tensor> & weight, const ::std::optional<at::Tensor> & bias, ::std::array<bool,3> output_mask) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(grad_out));
-  return at::native::layer_norm_backward_nested(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
 }
 
 at::Tensor NestedTensorPrivateUse1_linear(const at::Tensor & input, const at::Tensor & weight, const ::std::optional<at::Tensor> & bias) {
@@ -430,11 +417,6 @@ at::Tensor NestedTensorPrivateUse1__safe_softmax(const at::Tensor & self, int64_
   return at::native::_safe_softmax(self, dim, dtype);
 }
 
-at::Tensor NestedTensorPrivateUse1__transformer_encoder_layer_fwd(const at::Tensor & src, int64_t embed_dim, int64_t num_heads, const at::Tensor & qkv_weight, const at::Tensor & qkv_bias, const at::Tensor & proj_weight, const at::Tensor & proj_bias, bool use_gelu, bool norm_first, double eps, const at::Tensor & norm_weight_1, const at::Tensor & norm_bias_1, const at::Tensor & norm_weight_2, const at::Tensor & norm_bias_2, const at::Tensor & ffn_weight_1, const at::Tensor & ffn_bias_1, const at::Tensor & ffn_weight_2, const at::Tensor & ffn_bias_2, const ::std::optional<at::Tensor> & mask, ::std::optional<int64_t> mask_type) {
-  const c10::OptionalDeviceGuard device_guard(at::device_of(src));
-  return at::native::transformer_encoder_layer_forward(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask, mask_type);
-}
-
 TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
   m.impl("native_dropout", TORCH_FN(NestedTensorPrivateUse1_native_dropout));
   m.impl("native_dropout_backward", TORCH_FN(NestedTensorPrivateUse1_native_dropout_backward));
@@ -459,8 +441,6 @@ TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
   m.impl("fill_.Tensor", TORCH_FN(NestedTensorPrivateUse1_fill__Tensor));
   m.impl("isnan", TORCH_FN(static_cast<at::Tensor (*)(const at::Tensor & self)>(&at::native::NestedTensor_isnan)));
   m.impl("is_same_size", TORCH_FN(static_cast<bool (*)(const at::Tensor & self, const at::Tensor & other)>(&at::native::nested_is_same_size)));
-  m.impl("native_layer_norm", TORCH_FN(NestedTensorPrivateUse1_native_layer_norm));
-  m.impl("native_layer_norm_backward", TORCH_FN(NestedTensorPrivateUse1_native_layer_norm_backward));
   m.impl("linear", TORCH_FN(NestedTensorPrivateUse1_linear));
   m.impl("linear_backward", TORCH_FN(NestedTensorPrivateUse1_linear_backward));
   m.impl("matmul", TORCH_FN(NestedTensorPrivateUse1_matmul));
@@ -525,7 +505,6 @@ TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
   m.impl("_test_autograd_multiple_dispatch.fullcoverage", TORCH_FN(NestedTensorPrivateUse1__test_autograd_multiple_dispatch_fullcoverage));
   m.impl("_test_autograd_multiple_dispatch.ntonly", TORCH_FN(NestedTensorPrivateUse1__test_autograd_multiple_dispatch_ntonly));
   m.impl("_safe_softmax", TORCH_FN(NestedTensorPrivateUse1__safe_softmax));
-  m.impl("_transformer_encoder_layer_fwd", TORCH_FN(NestedTensorPrivateUse1__transformer_encoder_layer_fwd));
 }
 
 }  // namespace
