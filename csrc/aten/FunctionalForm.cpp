@@ -3,10 +3,10 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "aten/FallbackArguments.h"
+
 namespace foo::aten {
 namespace {
-
-bool is_out(const c10::Argument& a) { return a.kwarg_only() && a.alias_info() && a.alias_info()->isWrite(); }
 
 bool writes_nothing(const c10::FunctionSchema& s) {
   for (const auto& a : s.arguments()) {
@@ -18,7 +18,7 @@ bool writes_nothing(const c10::FunctionSchema& s) {
 std::optional<c10::OperatorHandle> search(const c10::FunctionSchema& out) {
   std::vector<const c10::Argument*> inputs;
   for (const auto& a : out.arguments()) {
-    if (!is_out(a)) inputs.push_back(&a);
+    if (!fallback::is_out_argument(a)) inputs.push_back(&a);
   }
   if (inputs.size() == out.arguments().size()) return std::nullopt;
   for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
