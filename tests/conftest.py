@@ -1,10 +1,12 @@
 """Shared test setup: a fixed foo_sim environment and a subprocess runner."""
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -106,6 +108,39 @@ def foo():
     for index in range(torch.foo.device_count()):
         torch.foo.set_stream(torch.foo.default_stream(index))
     torch.foo.set_device(0)
+
+
+@contextlib.contextmanager
+def held_stream():
+    """Holds the current foo stream with a gate kernel for the block; yields ``still_held()``.
+
+    Code in the block that returns without waiting for the device finds
+    ``still_held()`` true: only the end of the block opens the gate. Code
+    that waits for the device would wait for the gate forever; a watchdog
+    opens it after ``_GATE_HANG_GUARD_S`` so that such code fails the test
+    (``still_held()`` is then false) instead of hanging the suite. It never
+    decides a passing test.
+    """
+    import torch
+
+    gate = torch.foo._gate()
+    released_by_watchdog = threading.Event()
+
+    def release():
+        released_by_watchdog.set()
+        gate.open()
+
+    watchdog = threading.Timer(_GATE_HANG_GUARD_S, release)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        yield lambda: not released_by_watchdog.is_set()
+    finally:
+        watchdog.cancel()
+        gate.open()
+
+
+_GATE_HANG_GUARD_S = 120
 
 
 def pytest_terminal_summary(terminalreporter):

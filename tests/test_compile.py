@@ -481,3 +481,36 @@ def test_kernel_failing_while_it_runs_is_reported_at_synchronize_naming_it():
         torch.compile(f)(a, b)  # queued: nothing raised yet
         with pytest.raises(RuntimeError, match=r"torch.compile kernel cpp_fused_\w*floor_divide\w*: .*ZeroDivisionError"):
             side.synchronize()
+
+
+def test_compiled_kernels_are_released_with_their_modules():
+    # foo keeps a compiled kernel only as long as the module inductor
+    # generated holds it: a long-running process that drops its compiled
+    # modules keeps none of their kernels.
+    import gc
+    import sys
+
+    from torch._inductor.codecache import PyCodeCache
+
+    from torch_foo.compile.runtime import live_kernels
+
+    x = torch.ones(8, device="foo")
+
+    def drop_compiled():
+        torch._dynamo.reset()
+        # Inductor's own holds on the generated modules (as for CPU code):
+        # its code cache and sys.modules.
+        PyCodeCache.cache_clear()
+        for name in [n for n in sys.modules if n.startswith("torch._inductor.runtime.compile_tasks.")]:
+            del sys.modules[name]
+        gc.collect()
+
+    drop_compiled()
+    base = live_kernels()
+    for k in (1.5, 2.5, 3.5):  # distinct constants: distinct modules and kernels
+        f = torch.compile(lambda t: t * k + 1)
+        torch.testing.assert_close(f(x).cpu(), torch.full((8,), k + 1))
+        assert live_kernels() > base  # counted while its module lives
+        del f
+        drop_compiled()
+        assert live_kernels() == base

@@ -267,3 +267,56 @@ def test_the_shipped_ddp_example_trains_under_torchrun(tmp_path):
     assert "DDP on 2 processes, backend fooccl" in result.stdout
     losses = [float(m) for m in re.findall(r"step +\d+ +loss ([0-9.]+)", result.stdout)]
     assert len(losses) == 30 and losses[-1] < losses[0] / 2, losses
+
+
+SLOW_FORWARD_MS = 50
+
+
+def _ddp_timing(rank, world, store):
+    import os
+    import tempfile
+    import warnings
+
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dev = init(rank, world, store)
+
+    class Slow(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            torch.foo._sleep(SLOW_FORWARD_MS)  # device time the host does not wait for
+            return self.lin(x)
+
+    # C++ warnings reach Python's or stderr, by how they are raised: both are watched.
+    with tempfile.TemporaryFile() as err, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        saved = os.dup(2)
+        os.dup2(err.fileno(), 2)
+        try:
+            model = DDP(Slow().to(dev))
+            for _ in range(4):
+                model(torch.randn(4, 8, device=dev)).sum().backward()
+            torch.foo.synchronize()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        said = err.read().decode(errors="replace") + "".join(str(w.message) for w in caught)
+    data = model._get_ddp_logging_data()
+    dist.destroy_process_group()
+    return {"said": said, **{k: data.get(k, -1) for k in (
+        "avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time")}}
+
+
+def test_ddp_logs_device_times_of_forward_backward_and_communication(tmp_path):
+    # DDP times its steps with the device's timer, foo events here as CUDA
+    # events on a GPU: the forward's time is the device's (it includes the
+    # sleeping kernel the host never waited for).
+    for out in run_ranks(_ddp_timing, 2, tmp_path, timeout=150):
+        assert "Time stats are currently only collected" not in out["said"], out["said"]
+        assert out["avg_forward_compute_time"] >= SLOW_FORWARD_MS * 1_000_000, out
+        assert out["avg_backward_compute_time"] > 0 and out["avg_backward_comm_time"] > 0, out

@@ -97,7 +97,7 @@ def test_replays_of_two_instantiations_of_one_capture_agree(foo):
     x = torch.ones(256, device="foo")
     y = torch.zeros(256, device="foo")
     g = torch.accelerator.Graph(keep_graph=True)
-    with g:
+    with torch.Stream("foo"), g:
         torch.add(x, 1.0, out=y)
         y.mul_(3.0)
     g.instantiate()

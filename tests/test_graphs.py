@@ -9,6 +9,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import held_stream
+
+DEFAULT_STREAM_REFUSED = "graphs must be captured on a non-default stream"
+
 
 def test_accelerator_graph_captures_on_a_side_stream_and_replays(foo):
     x = torch.zeros(1000, device="foo")
@@ -26,15 +30,29 @@ def test_accelerator_graph_captures_on_a_side_stream_and_replays(foo):
     assert torch.equal(x.cpu(), torch.full((1000,), 14.0))
 
 
-def test_capture_on_the_default_stream(foo):
-    assert foo.current_stream() == foo.default_stream()
+@pytest.mark.parametrize("kind, begin", [
+    pytest.param(torch.accelerator.Graph, lambda g: g.__enter__(), id="with-accelerator-Graph"),
+    pytest.param(torch.accelerator.Graph, lambda g: g.capture_begin(), id="accelerator-Graph-capture_begin"),
+    pytest.param(lambda: torch.foo.FooGraph(), lambda g: g.capture_begin(), id="FooGraph-capture_begin"),
+    pytest.param(lambda: torch.foo.FooGraph(), lambda g: torch.foo.graph(g, stream=torch.foo.default_stream()).__enter__(),
+                 id="foo-graph-on-the-default-stream"),
+])
+def test_capture_on_the_default_stream_is_refused_as_on_cuda(foo, kind, begin):
+    # Device-agnostic code that captures on the default stream fails on a
+    # GPU; it must fail on foo, at capture_begin, with CUDA's message.
     x = torch.ones(10, device="foo")
-    g = torch.accelerator.Graph()
-    with g:
+    g = kind()
+    assert foo.current_stream() == foo.default_stream()
+    with pytest.raises(RuntimeError, match=DEFAULT_STREAM_REFUSED):
+        begin(g)
+    assert not foo.is_current_stream_capturing()
+    assert foo.current_stream() == foo.default_stream()
+    x.add_(1)  # the default stream runs work as before
+    # The same graph then captures on a side stream and replays anywhere.
+    with torch.Stream("foo"), g:
         x.add_(3)
     g.replay()
-    g.replay()
-    assert torch.equal(x.cpu(), torch.full((10,), 7.0))
+    assert torch.equal(x.cpu(), torch.full((10,), 5.0))
 
 
 def test_explicit_capture_begin_and_end_must_end_on_the_capturing_stream(foo):
@@ -215,6 +233,37 @@ def test_capture_allocations_come_from_the_graph_pool_which_outlives_empty_cache
     # Gone with the graph and its last tensor.
     g.reset()
     del out
+    foo.empty_cache()
+    assert not pool_segments()
+
+
+def test_reset_with_replays_queued_returns_at_once_and_the_pool_goes_back_at_empty_cache(foo):
+    # As CUDA's: reset() only gives the graph's pool up; its memory goes
+    # back at the next empty_cache, and nothing waits for the device.
+    x = torch.ones(256 * 1024, device="foo")  # 1 MiB
+    g = foo.FooGraph()
+    with foo.graph(g):
+        y = x * 2  # from the graph's pool
+    pool = g.pool()
+
+    def pool_segments():
+        return [s for s in foo.memory._snapshot()["segments"] if tuple(s["segment_pool_id"]) == pool]
+
+    side = foo.Stream()
+    z = torch.ones(1000, device="foo")
+    with held_stream() as still_held:
+        side.wait_stream(foo.current_stream())  # side's work comes after the gate
+        with foo.stream(side):
+            z.add_(1)
+        z.record_stream(side)
+        del z  # its block waits for side's work: a free the allocator has pending
+        g.replay()  # queued behind the gate
+        g.reset()
+        assert still_held(), "reset() waited for the device"
+    foo.synchronize()
+    assert torch.equal(y.cpu(), torch.full((256 * 1024,), 2.0))  # the queued replay ran
+    del y
+    assert pool_segments()  # given up, not yet returned
     foo.empty_cache()
     assert not pool_segments()
 
@@ -452,13 +501,14 @@ def test_check_input_liveness_names_an_input_freed_before_replay(foo):
 def test_check_input_liveness_is_off_by_default_and_ends_with_reset(foo):
     w = torch.full((1000,), 3.0, device="foo")
     g = foo.FooGraph()
-    g.capture_begin(check_input_liveness=True)
-    y = w * 2
-    g.capture_end()
-    g.reset()  # the graph and its check are gone
-    g.capture_begin()
-    y = w * 2
-    g.capture_end()
+    with foo.stream(foo.Stream()):
+        g.capture_begin(check_input_liveness=True)
+        y = w * 2
+        g.capture_end()
+        g.reset()  # the graph and its check are gone
+        g.capture_begin()
+        y = w * 2
+        g.capture_end()
     del w
     g.replay()  # not checked: reads memory whose tensor is gone, as on CUDA
     foo.synchronize()

@@ -392,6 +392,83 @@ def test_dataloader_pinned_copies(race):
     assert race.race_reports() == []
 
 
+def _scaled(x):
+    return x * 2 + 1  # one fused kernel when compiled: reads x
+
+
+def _bumped(x):
+    x.add_(1)  # one kernel when compiled: writes x
+
+
+_compiled_scaled = torch.compile(_scaled)
+_compiled_bumped = torch.compile(_bumped)
+
+
+@pytest.fixture
+def inductor(tmp_path_factory, monkeypatch):
+    """As tests/test_compile.py's: this process's own inductor cache, kernels compiled in it."""
+    import torch._dynamo
+    import torch._inductor.config
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "inductor"))
+    monkeypatch.setattr(torch._inductor.config, "compile_threads", 1)
+    yield
+    torch.foo.synchronize()
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_side_stream_read_and_write_without_wait_are_found_in_compiled_code_as_in_eager(race, inductor, compiled):
+    # inductor's kernels are no operators: the wrapper declares what each
+    # one reads and writes, so a missing wait_stream is found as in eager code.
+    scaled, bumped = (_compiled_scaled, _compiled_bumped) if compiled else (_scaled, _bumped)
+    s = race.Stream()
+    warm = torch.ones(1 << 12, device="foo")
+    scaled(warm), bumped(warm)  # compiled before the check
+    race.synchronize()
+    with race.race_check("warn"), warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        x = torch.ones(1 << 12, device="foo")
+        x.mul_(3)  # written on the default stream
+        with race.stream(s):
+            scaled(x)  # on s, without wait_stream
+        y = torch.ones(1 << 12, device="foo")
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            bumped(y)
+        y.sum()  # on the default stream, without waiting for s
+        race.synchronize()
+    reports = race.race_reports()
+    assert len(reports) == 2, [r["message"] for r in reports]
+    read, write = reports
+    assert (read["first"]["access"], read["second"]["access"]) == ("write", "read")
+    assert (write["first"]["access"], write["second"]["access"]) == ("write", "read")
+    # Where the user's code is: this file, not the wrapper inductor generated.
+    assert read["second"]["site"].startswith(f"{here()}:") and write["first"]["site"].startswith(f"{here()}:")
+    if compiled:
+        assert read["second"]["op"].startswith("torch.compile kernel cpp_fused")
+        assert write["first"]["op"].startswith("torch.compile kernel cpp_fused")
+
+
+def test_compiled_code_synchronized_right_has_no_race_and_raise_mode_refuses_the_launch(race, inductor):
+    s = race.Stream()
+    x = torch.ones(1 << 12, device="foo")
+    _compiled_scaled(x)
+    race.synchronize()
+    with race.race_check("raise"):
+        x = torch.ones(1 << 12, device="foo")
+        s.wait_stream(race.current_stream())
+        with race.stream(s):
+            y = _compiled_scaled(x)
+        race.current_stream().wait_stream(s)
+        assert y.sum().item() == 3 * (1 << 12)
+        assert race.race_reports() == []
+        x.mul_(2)
+        with race.stream(s), pytest.raises(torch_foo.RaceError, match="torch.compile kernel"):
+            _compiled_scaled(x)
+        race.synchronize()
+
+
 def test_collective_not_ordered_with_its_input_or_its_reader(tmp_path):
     out = run_python_json(f"""
         import json, torch, torch.distributed as dist, torch_foo

@@ -6,6 +6,8 @@ import pytest
 import torch
 import torch.nn as nn
 
+from conftest import held_stream, run_python_json
+
 BUSY_MS = 150
 
 
@@ -179,3 +181,49 @@ def test_sparse_tensors_on_the_second_device_while_the_first_is_current(foo):
     assert coo.device == made.device == total.device == torch.device("foo:1")
     assert total.to_dense().cpu().tolist() == [[0.0, 4.0], [6.0, 0.0]]
     assert made.to_dense().cpu().tolist() == [1.0, 1.0, 0.0]
+
+
+# What CUDA's sparse kernels compute from dense operators on the indices and
+# values, without waiting for the device (its sum of two sparse tensors
+# concatenates their entries; a product with a scalar scales the values).
+QUEUED_AS_ON_CUDA = {
+    "sparse+sparse": lambda s, t, v: s + t,
+    "sparse-sparse": lambda s, t, v: s - t,
+    "add_-alpha": lambda s, t, v: s.clone().add_(t, alpha=2),
+    "add-out": lambda s, t, v: torch.add(s, t, out=torch.empty(0, layout=torch.sparse_coo, device=s.device)),
+    "sparse*scalar": lambda s, t, v: s * 2.5,
+    "scalar*sparse": lambda s, t, v: 3 * s,
+    "sparse*0-dim": lambda s, t, v: s * v,
+    "0-dim*sparse": lambda s, t, v: v * s,
+    "mul_-scalar": lambda s, t, v: s.clone().mul_(2),
+    "int*float": lambda s, t, v: s.to(torch.int64) * 0.5,
+}
+
+
+@pytest.mark.parametrize("op", QUEUED_AS_ON_CUDA.values(), ids=QUEUED_AS_ON_CUDA.keys())
+def test_sparse_sums_and_scalar_products_are_queued_as_on_cuda(foo, op):
+    s_cpu = _coo()
+    t_cpu = torch.sparse_coo_tensor(torch.tensor([[1, 0], [1, 2]]), torch.tensor([7.0, -2.0]), (2, 3))
+    v_cpu = torch.tensor(-1.5)
+    s, t, v = s_cpu.to("foo"), t_cpu.to("foo"), v_cpu.to("foo")  # made before the gate: a copy from pageable memory waits
+    with held_stream() as still_held:
+        got = op(s, t, v)
+        assert still_held(), "the host waited for the device"
+    want = op(s_cpu, t_cpu, v_cpu)
+    assert got.layout == torch.sparse_coo and got.device == s.device and got.dtype == want.dtype
+    assert torch.equal(got.to_dense().cpu(), want.to_dense())
+
+
+def test_sparse_operators_that_wait_for_the_device_are_listed_and_the_queued_ones_not():
+    out = run_python_json("""
+        import json, torch
+        s = torch.sparse_coo_tensor(torch.tensor([[0, 1, 1], [2, 0, 2]]), torch.tensor([3.0, 4.0, 5.0]), (2, 3),
+                                    device="foo")
+        queued = [s + s, s * 2, s.clone().mul_(2)]
+        after_queued = torch.foo.synchronizing_ops()
+        s.coalesce()                # its nnz depends on the indices
+        s * s                       # so does a product's
+        print(json.dumps({"after_queued": after_queued, "after": torch.foo.synchronizing_ops()}))
+    """)
+    assert out["after_queued"] == []
+    assert {"aten::_coalesce", "aten::mul.out"} <= set(out["after"]), out["after"]

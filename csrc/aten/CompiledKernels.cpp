@@ -1,13 +1,12 @@
 #include "aten/CompiledKernels.h"
 
+#include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
-#include <string>
-#include <unordered_map>
 #include <utility>
 
 #include "aten/Launch.h"
+#include "aten/RaceAccesses.h"
 
 namespace foo::aten {
 
@@ -34,29 +33,24 @@ void CompiledKernelArgs::add_tensor(const at::Tensor& t) {
 }
 
 namespace {
-
-std::mutex names_mutex;
-// Never erased: launch_op keeps the name's address until the kernel has run.
-std::unordered_map<PackedKernelFn, std::unique_ptr<const std::string>> kernel_names;
-
-const char* kernel_name(PackedKernelFn fn) {
-  std::lock_guard<std::mutex> lock(names_mutex);
-  auto it = kernel_names.find(fn);
-  return it == kernel_names.end() ? "torch.compile kernel" : it->second->c_str();
-}
-
+std::atomic<int64_t> g_live_kernels{0};
 }  // namespace
 
-void name_compiled_kernel(PackedKernelFn fn, const std::string& name) {
-  std::lock_guard<std::mutex> lock(names_mutex);
-  if (kernel_names.find(fn) == kernel_names.end()) {
-    kernel_names.emplace(fn, std::make_unique<const std::string>("torch.compile kernel " + name));
-  }
+CompiledKernel::CompiledKernel(PackedKernelFn fn, const std::string& name, std::vector<bool> writes)
+    : fn_(fn), name_(interned_name("torch.compile kernel " + name)), writes_(std::move(writes)) {
+  TORCH_CHECK(fn != nullptr, "torch.compile kernel ", name, ": null kernel address");
+  g_live_kernels.fetch_add(1, std::memory_order_relaxed);
 }
 
-void launch_compiled_kernel(c10::DeviceIndex device, PackedKernelFn fn, CompiledKernelArgs args) {
-  TORCH_CHECK(fn != nullptr, "torch.compile kernel launch: null kernel address");
-  launch_op(device, kernel_name(fn), [fn, args = std::move(args)] { fn(args.args().data()); });
+CompiledKernel::~CompiledKernel() { g_live_kernels.fetch_sub(1, std::memory_order_relaxed); }
+
+int64_t CompiledKernel::live_count() { return g_live_kernels.load(std::memory_order_relaxed); }
+
+void CompiledKernel::launch(c10::DeviceIndex device, CompiledKernelArgs args,
+                            const std::vector<at::Tensor>& tensors) const {
+  launch_with_accesses(tensors, writes_, name_, [&] {
+    launch_op(device, name_, [fn = fn_, args = std::move(args)] { fn(args.args().data()); });
+  });
 }
 
 }  // namespace foo::aten

@@ -42,13 +42,34 @@ class CompiledKernelArgs {
   std::vector<std::unique_ptr<char[]>> host_copies_;
 };
 
-// Names `fn` (a kernel's entry point) for the errors its launches report.
-// Compiled kernels stay loaded for the life of the process, and so do names.
-void name_compiled_kernel(PackedKernelFn fn, const std::string& name);
+// One compiled kernel: its entry point, its name for errors and the
+// profiler, and which of its arguments it writes (its non-const pointers),
+// which the race detector is told at each launch, as an operator's schema
+// tells it. Owned by the generated module that launches it, and released
+// with it.
+class CompiledKernel {
+ public:
+  CompiledKernel(PackedKernelFn fn, const std::string& name, std::vector<bool> writes);
+  ~CompiledKernel();
+  CompiledKernel(const CompiledKernel&) = delete;
+  CompiledKernel& operator=(const CompiledKernel&) = delete;
 
-// Queues `fn(args)` on the current stream of `device`, after the work
-// already queued there, with the launching thread's intra-op thread count.
-// Returns once the call is queued.
-void launch_compiled_kernel(c10::DeviceIndex device, PackedKernelFn fn, CompiledKernelArgs args);
+  // Queues `fn(args)` on the current stream of `device`, after the work
+  // already queued there, with the launching thread's intra-op thread
+  // count. `tensors` holds, while the race detector is on, the launch's
+  // tensor arguments by argument position (undefined for scalars); empty
+  // otherwise. Returns once the call is queued.
+  void launch(c10::DeviceIndex device, CompiledKernelArgs args, const std::vector<at::Tensor>& tensors) const;
+
+  // Compiled kernels not yet released in this process (for tests).
+  static int64_t live_count();
+
+ private:
+  PackedKernelFn fn_;
+  // Interned: the profiler keeps kernel names for the life of the process
+  // (the set grows only with names never seen before).
+  const char* name_;
+  std::vector<bool> writes_;  // by argument position
+};
 
 }  // namespace foo::aten

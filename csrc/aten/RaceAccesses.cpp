@@ -126,6 +126,31 @@ struct Declared final : at::ObserverContext {
 };
 thread_local bool t_in_host_operator = false;
 
+// Declares the foo tensors among `tensors` as accesses of the calling
+// thread's next launch (writes where `writes` says so); false if there was
+// none to declare.
+bool declare_foo_tensors(const std::vector<at::Tensor>& tensors, const std::vector<bool>& writes, const char* op) {
+  std::vector<std::string> whats;
+  std::vector<fooRaceAccess> accesses;
+  std::vector<size_t> access_what;  // index into whats
+  whats.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const at::Tensor& t = tensors[i];
+    if (!t.defined() || t.device().type() != c10::DeviceType::PrivateUse1) continue;
+    std::vector<ByteRun> runs = byte_runs(t, kMaxRuns);
+    if (runs.empty()) continue;
+    whats.push_back(describe(t));
+    for (const ByteRun& r : runs) {
+      accesses.push_back(fooRaceAccess{r.begin, r.bytes, i < writes.size() && writes[i] ? 1 : 0, nullptr});
+      access_what.push_back(whats.size() - 1);
+    }
+  }
+  for (size_t i = 0; i < accesses.size(); ++i) accesses[i].what = whats[access_what[i]].c_str();
+  if (accesses.empty()) return false;
+  fooRaceDeclare(accesses.data(), accesses.size(), op, site().c_str());
+  return true;
+}
+
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   if (fooRaceOnExecutorThread() || fooRaceGetMode() == fooRaceModeOff) return nullptr;
   const OpInfo* info = op_info(fn);
@@ -144,25 +169,8 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   }
   if (g.any_foo) {
     // A foo operator: its foo tensors are the accesses of its launch.
-    std::vector<std::string> whats;
-    std::vector<fooRaceAccess> accesses;
-    std::vector<size_t> access_what;  // index into whats
-    whats.reserve(g.tensors.size());
-    for (size_t i = 0; i < g.tensors.size(); ++i) {
-      const at::Tensor& t = g.tensors[i];
-      if (t.device().type() != c10::DeviceType::PrivateUse1) continue;
-      std::vector<ByteRun> runs = byte_runs(t, kMaxRuns);
-      if (runs.empty()) continue;
-      whats.push_back(describe(t));
-      for (const ByteRun& r : runs) {
-        accesses.push_back(fooRaceAccess{r.begin, r.bytes, g.writes[i] ? 1 : 0, nullptr});
-        access_what.push_back(whats.size() - 1);
-      }
-    }
-    for (size_t i = 0; i < accesses.size(); ++i) accesses[i].what = whats[access_what[i]].c_str();
-    if (accesses.empty()) return nullptr;
     auto declared = std::make_unique<Declared>(fooRaceGetMark());
-    fooRaceDeclare(accesses.data(), accesses.size(), info->name.c_str(), site().c_str());
+    if (!declare_foo_tensors(g.tensors, g.writes, info->name.c_str())) return nullptr;
     return declared;
   }
   // A CPU operator: the host touches its tensors now. Pinned buffers of
@@ -195,6 +203,17 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   return outermost;
 }
 
+void warn_new_reports() {
+  if (fooRaceGetMode() != fooRaceModeWarn) return;
+  std::vector<std::string> messages;
+  fooRaceTakeNewReports(
+      [](const fooRaceReport* r, void* out) {
+        static_cast<std::vector<std::string>*>(out)->push_back(race_message(*r));
+      },
+      &messages);
+  for (const std::string& m : messages) TORCH_WARN(m);
+}
+
 void on_op_end(const at::RecordFunction&, at::ObserverContext* context) {
   if (fooRaceOnExecutorThread()) return;
   // Declared accesses that no launch took (views, metadata-only operators)
@@ -207,17 +226,26 @@ void on_op_end(const at::RecordFunction&, at::ObserverContext* context) {
       fooRaceRestoreMark(declared->mark);
     }
   }
-  if (fooRaceGetMode() != fooRaceModeWarn) return;
-  std::vector<std::string> messages;
-  fooRaceTakeNewReports(
-      [](const fooRaceReport* r, void* out) {
-        static_cast<std::vector<std::string>*>(out)->push_back(race_message(*r));
-      },
-      &messages);
-  for (const std::string& m : messages) TORCH_WARN(m);
+  warn_new_reports();
 }
 
 }  // namespace
+
+bool race_check_on() { return fooRaceGetMode() != fooRaceModeOff; }
+
+void launch_with_accesses(const std::vector<at::Tensor>& tensors, const std::vector<bool>& writes, const char* op,
+                          const std::function<void()>& launch) {
+  if (!race_check_on() || fooRaceOnExecutorThread()) return launch();
+  fooRaceMark mark = fooRaceGetMark();
+  declare_foo_tensors(tensors, writes, op);
+  try {
+    launch();
+  } catch (...) {
+    fooRaceRestoreMark(mark);  // a launch refused before foo_sim took the accesses
+    throw;
+  }
+  warn_new_reports();
+}
 
 void set_race_site_provider(RaceSiteProvider provider) { g_site.store(provider); }
 

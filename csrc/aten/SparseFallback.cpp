@@ -11,10 +11,13 @@
 //    sparse tensor into a dense one): their result sizes are known on the
 //    host, so the CPU kernel is queued on the stream, over CPU sparse
 //    tensors built there from aliases of the foo indices and values;
+//  - sums of two sparse tensors and products with a scalar, which CUDA
+//    computes from dense operators on the indices and values, are computed
+//    so, queued (SparseQueued.h);
 //  - the others, whose result sizes may depend on the data: the host waits
 //    for the stream, as CUDA's sparse kernels make it wait for the sizes of
 //    their results, runs the CPU kernel on copies, and copies the results
-//    back to the device.
+//    back to the device (torch.foo.synchronizing_ops() lists them).
 #include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
@@ -37,10 +40,12 @@
 
 #include "aten/DeviceCheck.h"
 #include "aten/FallbackArguments.h"
+#include "aten/FallbackLog.h"
 #include "aten/IValueTensors.h"
 #include "aten/KernelArguments.h"
 #include "aten/Launch.h"
 #include "aten/OperatorName.h"
+#include "aten/SparseQueued.h"
 #include "aten/TensorInfo.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooStream.h"
@@ -224,6 +229,8 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, const Stack& args, 
 // ------------------------------------------------------------ the fallback
 
 void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
+  std::string name = full_name(op.operator_name());
+  fallback::note_fallback(name);
   const auto& schema = op.schema();
   size_t num_args = schema.arguments().size();
   Stack args(stack->end() - num_args, stack->end());
@@ -231,6 +238,8 @@ void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
   TORCH_CHECK(device.has_value(), schema.name(), ": no foo tensor among the arguments of a foo sparse call");
   c10::DeviceGuard guard(*device);
   if (queueable(op, args)) return run_queued(op, stack, args, *device);
+  if (run_sparse_queued(name, stack, num_args)) return;
+  fallback::note_synchronizing(name);
   getCurrentFooStream(device->index()).synchronize();
 
   // One copy per foo tensor: an argument passed twice (s.mul_(d) is

@@ -22,7 +22,8 @@ what this script makes.
   conversions from dense to sparse layouts, which CPU and CUDA share too.
 - nested: the nested-tensor kernels that CPU and CUDA share, written in
   terms of dense operators on the nested tensor's buffer, registered for
-  foo's nested key.
+  foo's nested key; and the dense-key operators that make nested tensors
+  (from a mask, a buffer), which CPU and CUDA share too.
 """
 
 import os
@@ -212,16 +213,19 @@ def print_sparse() -> None:
         ("PrivateUse1", DispatchKey.CPU, DispatchKey.CUDA, to_sparse)))
 
 
-# Shared nested kernels that call layer norm's DispatchStub for the nested
-# tensor's device, which has no foo entry: left unregistered, they raise
-# NotImplementedError at the call instead of an internal assert midway.
-NESTED_EXCLUDED = {"native_layer_norm", "native_layer_norm_backward", "_transformer_encoder_layer_fwd"}
+# Nested kernels CPU and CUDA share that foo implements itself, with the
+# reason: their shared kernel calls a DispatchStub for the buffer's device
+# type, and foo registers none (NestedLayerNorm.cpp).
+NESTED_OWN = {"native_layer_norm", "native_layer_norm_backward"}
 
 
 def print_nested() -> None:
-    wanted = lambda f: str(f.func.name.name) not in NESTED_EXCLUDED  # noqa: E731
-    print_shared("nested", "// Nested-tensor kernels CPU and CUDA share, for foo's nested key (see NestedTensor.cpp).", (
-        ("NestedTensorPrivateUse1", DispatchKey.NestedTensorCPU, DispatchKey.NestedTensorCUDA, wanted),))
+    shared = lambda f: str(f.func.name.name) not in NESTED_OWN  # noqa: E731
+    makes_nested = lambda f: str(f.func.name.name).startswith("_nested")  # noqa: E731
+    print_shared("nested", "// Nested-tensor kernels CPU and CUDA share, for foo's nested key, and the dense-key\n"
+                 "// operators that make nested tensors (see NestedTensor.cpp).", (
+        ("NestedTensorPrivateUse1", DispatchKey.NestedTensorCPU, DispatchKey.NestedTensorCUDA, shared),
+        ("PrivateUse1", DispatchKey.CPU, DispatchKey.CUDA, makes_nested)))
 
 
 if __name__ == "__main__":

@@ -61,6 +61,11 @@ void FooGraphImpl::capture_begin(c10::MempoolId_t pool, at::GraphCaptureMode cap
               "): use another graph's pool() or torch.foo.graph_pool_handle()");
   device_ = current_device();
   FooStream stream = getCurrentFooStream(device_);
+  // CUDA's rule and message: the default stream synchronizes with the
+  // others, so work on it cannot be captured.
+  TORCH_CHECK(stream != getDefaultFooStream(device_),
+              "foo graphs must be captured on a non-default stream. "
+              "(However, after capture, it's ok to replay them on the default stream.)");
   // The generator's slot is allocated before the pool takes over, outside it.
   auto rng = std::make_shared<GraphRngSlot>();
   rng->seed_and_offset = at::empty({2}, at::TensorOptions().dtype(at::kLong).device(c10::kPrivateUse1, device_));
@@ -204,7 +209,9 @@ void FooGraphImpl::release_memory_pool() noexcept {
 
 void FooGraphImpl::reset() {
   TORCH_CHECK(!capturing_, "reset() called on a graph that is capturing; call capture_end() first");
-  // Replays already queued still run: foo_sim keeps what they need.
+  // Replays already queued still run: foo_sim keeps what they need. The
+  // pool is only released (as CUDA's): its memory goes back at a later
+  // empty_cache, so reset never waits for the device.
   if (exec_ != nullptr) fooGraphExecDestroy(exec_);
   if (graph_ != nullptr) fooGraphDestroy(graph_);
   exec_ = nullptr;

@@ -2,10 +2,12 @@
 // stream capture (foo_graph.h), registered for torch.accelerator.Graph, in
 // the shape of ATen/xpu/XPUGraph.h.
 //
-// capture_begin captures on the current stream of the current device. What
-// the capture allocates comes from the graph's private memory pool (its own,
-// or one shared with other graphs), which stays reserved while a graph uses
-// it, so every replay finds its tensors at the same addresses. Random
+// capture_begin captures on the current stream of the current device, which
+// must not be its default stream (as on CUDA). What the capture allocates
+// comes from the graph's private memory pool (its own, or one shared with
+// other graphs), which stays reserved while a graph uses it, so every replay
+// finds its tensors at the same addresses; once no graph uses it, its free
+// memory goes back at the next empty_cache, as CUDA's does. Random
 // kernels read the device's default generator state at run time (see
 // FooGenerator.h), so each replay draws fresh numbers.
 #pragma once

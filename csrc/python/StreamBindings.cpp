@@ -1,5 +1,6 @@
 #include <torch/csrc/Event.h>
 
+#include "aten/Gate.h"
 #include "aten/Sleep.h"
 #include "python/Bindings.h"
 #include "runtime/FooException.h"
@@ -23,6 +24,9 @@ void bind_streams(py::module& m) {
   m.def("_stream_native_handle", [](c10::Stream s) { return reinterpret_cast<uintptr_t>(FooStream(s).stream()); });
   m.def("_stream_priority", [](c10::Stream s) { return FooStream(s).priority(); });
   m.def("_sleep", &aten::sleep);
+  py::class_<aten::Gate>(m, "_Gate")
+      .def(py::init<>())
+      .def("open", &aten::Gate::open, py::call_guard<py::gil_scoped_release>());
   // torch.Event.elapsed_time accepts only the exact torch.Event type; this
   // serves torch.foo.Event, a subclass, with the same c10::Event underneath.
   m.def("_event_elapsed_time", [](py::handle start, py::handle end) {

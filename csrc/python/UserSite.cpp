@@ -1,5 +1,7 @@
 #include "python/UserSite.h"
 
+#include <cstdlib>
+
 #include "python/Bindings.h"
 
 // After Bindings.h, which brings in Python.h.
@@ -23,10 +25,21 @@ std::string package_dir(const char* package) {
          "/";
 }
 
+// Where inductor writes the wrapper code it generates (torch.compile): its
+// frames stand between a compiled call and the kernels it launches. Read at
+// each call: inductor sets the variable when it first compiles.
+bool is_generated_file(const std::string& file) {
+  const char* dir = std::getenv("TORCHINDUCTOR_CACHE_DIR");
+  if (dir == nullptr || *dir == '\0') return false;
+  std::string prefix = std::string(dir) + "/";
+  return file.rfind(prefix, 0) == 0;
+}
+
 bool is_library_file(const std::string& file) {
   static const std::string torch_dir = package_dir("torch");
   static const std::string foo_dir = package_dir("torch_foo");
-  return file.rfind(torch_dir, 0) == 0 || file.rfind(foo_dir, 0) == 0 || file.rfind("<frozen", 0) == 0;
+  return file.rfind(torch_dir, 0) == 0 || file.rfind(foo_dir, 0) == 0 || file.rfind("<frozen", 0) == 0 ||
+         is_generated_file(file);
 }
 
 }  // namespace

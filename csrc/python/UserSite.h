@@ -1,6 +1,7 @@
-// Where the user's Python program is: the innermost frame outside torch and
-// torch_foo (the user's line, not the library code between it and the
-// operator), as "file:line"; empty when Python has no frame here.
+// Where the user's Python program is: the innermost frame outside torch,
+// torch_foo and the wrapper code torch.compile generates (the user's line,
+// not the library code between it and the operator), as "file:line"; empty
+// when Python has no frame here.
 #pragma once
 
 #include <string>

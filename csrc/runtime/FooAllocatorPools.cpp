@@ -68,10 +68,10 @@ std::vector<PrivatePool*> PrivatePools::use_on_oom_pools() const {
   return found;
 }
 
-std::vector<BlockPool*> PrivatePools::unused_block_pools() const {
+std::vector<BlockPool*> PrivatePools::unused_block_pools(std::optional<c10::MempoolId_t> only) const {
   std::vector<BlockPool*> found;
   for (const auto& [id, pool] : pools_) {
-    if (pool->use_count == 0) found.insert(found.end(), {&pool->small, &pool->large});
+    if (pool->use_count == 0 && (!only || id == *only)) found.insert(found.end(), {&pool->small, &pool->large});
   }
   return found;
 }

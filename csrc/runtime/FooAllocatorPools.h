@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <c10/core/Allocator.h>
@@ -49,8 +50,9 @@ class PrivatePools {
 
   // The pools whose free blocks serve what the device cannot, in id order.
   std::vector<PrivatePool*> use_on_oom_pools() const;
-  // The block pools of the private pools nobody uses, in id order.
-  std::vector<BlockPool*> unused_block_pools() const;
+  // The block pools of the private pools nobody uses, in id order; with
+  // `only`, of that pool alone (none if it is used or gone).
+  std::vector<BlockPool*> unused_block_pools(std::optional<c10::MempoolId_t> only = std::nullopt) const;
   // Forgets the pools nobody uses that hold no memory any more.
   void erase_unused(const std::function<bool(const PrivatePool&)>& holds_memory);
 

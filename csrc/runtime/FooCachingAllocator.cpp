@@ -145,6 +145,8 @@ void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id) {
 
 void release_pool(c10::DeviceIndex device, c10::MempoolId_t id) { g_allocator.device_cache(device).release_pool(id); }
 
+void empty_pool(c10::DeviceIndex device, c10::MempoolId_t id) { g_allocator.device_cache(device).empty_pool(id); }
+
 void create_or_incref_pool(c10::DeviceIndex device, c10::MempoolId_t id, bool use_on_oom, bool no_split) {
   g_allocator.device_cache(device).create_or_incref_pool(id, use_on_oom, no_split);
 }

@@ -38,13 +38,14 @@ double memory_fraction(c10::DeviceIndex device);
 // a stream that `filter` accepts (a capture's) or by the calling thread
 // (use_mem_pool's) come from pool `id` (created on first use; each begin is
 // one more use of it); blocks freed there stay in the pool. release_pool
-// drops one use; the pool's memory goes back to foo_sim once it has no use
-// and no live block (at once, at the end of a graph capture under way, or
-// at a later empty_cache for blocks that tensors held).
+// drops one use and never waits: a pool with no use left gives its free
+// segments back at the next empty_cache, as CUDA's graph pools do, or at
+// once with empty_pool (a MemPool's end, as CUDA's emptyCache(id)).
 void begin_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id, std::function<bool(fooStream_t)> filter);
 void begin_allocate_current_thread_to_pool(c10::DeviceIndex device, c10::MempoolId_t id);
 void end_allocate_to_pool(c10::DeviceIndex device, c10::MempoolId_t id);
 void release_pool(c10::DeviceIndex device, c10::MempoolId_t id);
+void empty_pool(c10::DeviceIndex device, c10::MempoolId_t id);
 int pool_use_count(c10::DeviceIndex device, c10::MempoolId_t id);
 // One more use of pool `id` on `device`, created if it is new: a user pool
 // (FooMemPool.h) is held by its owner before any allocation routes to it.

@@ -91,7 +91,7 @@ void DeviceCachingAllocator::empty_cache() {
   // CUDA's allocator keeps it (events are not processed meanwhile); unused
   // private pools are still emptied.
   if (pools_.routing_under_way()) {
-    free_whole_segments(lock, /*device_pools=*/false);
+    free_whole_segments(lock, pools_.unused_block_pools());
     return;
   }
   release_cached_blocks(lock);
@@ -106,8 +106,14 @@ void DeviceCachingAllocator::begin_allocate_to_pool(c10::MempoolId_t id, std::fu
 void DeviceCachingAllocator::end_allocate_to_pool(c10::MempoolId_t id) {
   std::unique_lock<std::mutex> lock(mutex_);
   bool ended_capture = pools_.end_routing(id);
-  // Pools released during the capture (free_whole_segments waits for none).
-  if (ended_capture && !pools_.capture_under_way()) free_whole_segments(lock, /*device_pools=*/false);
+  if (ended_capture && !pools_.capture_under_way()) {
+    std::vector<BlockPool*> releasable;
+    for (c10::MempoolId_t pool : empty_after_capture_) {
+      for (BlockPool* p : pools_.unused_block_pools(pool)) releasable.push_back(p);
+    }
+    empty_after_capture_.clear();
+    free_whole_segments(lock, releasable);
+  }
   if (pools_.routing_under_way()) return;
   for (Block* block : deferred_) {
     block->event_count = 0;
@@ -117,13 +123,17 @@ void DeviceCachingAllocator::end_allocate_to_pool(c10::MempoolId_t id) {
 }
 
 void DeviceCachingAllocator::release_pool(c10::MempoolId_t id) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pools_.decref(id);
+}
+
+void DeviceCachingAllocator::empty_pool(c10::MempoolId_t id) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!pools_.decref(id)) return;
-  if (!pools_.routing_under_way()) {
-    release_cached_blocks(lock, /*device_pools=*/false);
-  } else if (!pools_.capture_under_way()) {
-    free_whole_segments(lock, /*device_pools=*/false);
+  if (pools_.capture_under_way()) {
+    empty_after_capture_.push_back(id);
+    return;
   }
+  free_whole_segments(lock, pools_.unused_block_pools(id));
 }
 
 void DeviceCachingAllocator::set_memory_fraction(double fraction) {
@@ -393,7 +403,7 @@ void DeviceCachingAllocator::process_events() {
   }
 }
 
-void DeviceCachingAllocator::release_cached_blocks(std::unique_lock<std::mutex>& lock, bool device_pools) {
+void DeviceCachingAllocator::release_cached_blocks(std::unique_lock<std::mutex>& lock) {
   std::vector<std::shared_ptr<FooEvent>> waits;
   for (auto& [event, block] : pending_) waits.push_back(event);
   lock.unlock();
@@ -401,14 +411,14 @@ void DeviceCachingAllocator::release_cached_blocks(std::unique_lock<std::mutex>&
   lock.lock();
   process_events();
   unpark_all();  // after the wait: frees made meanwhile may have parked blocks
-  free_whole_segments(lock, device_pools);
+  std::vector<BlockPool*> releasable = {&small_, &large_};
+  for (BlockPool* pool : pools_.unused_block_pools()) releasable.push_back(pool);
+  free_whole_segments(lock, releasable);
 }
 
-void DeviceCachingAllocator::free_whole_segments(std::unique_lock<std::mutex>& lock, bool device_pools) {
+void DeviceCachingAllocator::free_whole_segments(std::unique_lock<std::mutex>& lock,
+                                                 const std::vector<BlockPool*>& releasable) {
   std::vector<Block*> segments;
-  std::vector<BlockPool*> releasable;
-  if (device_pools) releasable = {&small_, &large_};
-  for (BlockPool* pool : pools_.unused_block_pools()) releasable.push_back(pool);
   for (BlockPool* pool : releasable) {
     for (auto it = pool->blocks.begin(); it != pool->blocks.end();) {
       Block* block = *it;

@@ -48,10 +48,16 @@ class DeviceCachingAllocator {
   void begin_allocate_to_pool(c10::MempoolId_t id, std::function<bool(fooStream_t)> filter, bool capture);
   // The end of a capture or a use_mem_pool: the pool keeps its memory.
   void end_allocate_to_pool(c10::MempoolId_t id);
-  // A graph using pool `id` is gone. With no user left, the pool's memory
-  // is returned once its blocks are free: now for those that are, at a
-  // later empty_cache for those that tensors still hold.
+  // A graph or MemPool using pool `id` is gone. As CUDA's releasePool,
+  // this only counts: a pool with no user left is freeable, and its free
+  // segments go back with the rest of the cache (empty_cache, or the retry
+  // of an allocation the device refused). Never waits for the device.
   void release_pool(c10::MempoolId_t id);
+  // As CUDA's emptyCache(id), which a MemPool's end calls: the free whole
+  // segments of pool `id`, if nobody uses it, go back now (at the end of
+  // the graph capture under way, if there is one), without waiting for
+  // events.
+  void empty_pool(c10::MempoolId_t id);
   void create_or_incref_pool(c10::MempoolId_t id, bool use_on_oom, bool no_split);
   int pool_use_count(c10::MempoolId_t id);
 
@@ -103,17 +109,16 @@ class DeviceCachingAllocator {
   void merge_and_pool(Block* block);
   // Frees the blocks whose other-stream users have finished.
   void process_events();
-  // Returns every free whole segment to foo_sim, after waiting for the
-  // blocks still waiting on other streams. The waits (for those streams,
-  // and fooFree's for the device) happen with the lock released, so other
+  // Returns every free whole segment of the device's pools and of the
+  // private pools nobody uses to foo_sim, after waiting for the blocks
+  // still waiting on other streams. The waits (for those streams, and
+  // fooFree's for the device) happen with the lock released, so other
   // threads keep allocating meanwhile.
-  // With `device_pools` false, only unused private pools are emptied.
-  void release_cached_blocks(std::unique_lock<std::mutex>& lock, bool device_pools = true);
-  // Returns the free whole segments of the device's own pools (device_pools)
-  // and of the private pools nobody uses, without waiting for events: also
-  // while a use_mem_pool is under way (not during a graph capture, whose
-  // mode may forbid fooFree).
-  void free_whole_segments(std::unique_lock<std::mutex>& lock, bool device_pools);
+  void release_cached_blocks(std::unique_lock<std::mutex>& lock);
+  // Returns the free whole segments of `releasable`, without waiting for
+  // events: also while a use_mem_pool is under way (not during a graph
+  // capture, whose mode may forbid fooFree).
+  void free_whole_segments(std::unique_lock<std::mutex>& lock, const std::vector<BlockPool*>& releasable);
   // Unused private pools whose memory is all returned are forgotten.
   void erase_empty_private_pools();
 
@@ -125,6 +130,7 @@ class DeviceCachingAllocator {
   BlockPool large_;
   PrivatePools pools_;
   std::vector<Block*> deferred_;  // frees whose stream uses wait for the routings to end
+  std::vector<c10::MempoolId_t> empty_after_capture_;  // empty_pool calls made during a capture
   ParkedBlocks parked_;           // freed small blocks (release_to_pool)
   std::deque<std::pair<std::shared_ptr<FooEvent>, Block*>> pending_;
   AllocatorStats stats_;

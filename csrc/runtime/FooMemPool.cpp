@@ -18,6 +18,7 @@ FooMemPool::~FooMemPool() {
   if (in_bad_fork()) return;  // the parent's device is out of reach
   try {
     release_pool(device_, id_);
+    empty_pool(device_, id_);
   } catch (const std::exception& e) {
     TORCH_WARN("torch.foo.MemPool ", id_.first, ",", id_.second, ": returning its memory failed: ", e.what());
   }

@@ -18,9 +18,10 @@ class FooMemPool {
   // A new pool on the current foo device, held once by this object
   // (create_or_incref_pool in FooCachingAllocator.h says what the options do).
   FooMemPool(bool use_on_oom, bool no_split);
-  // One use less: with none left, the pool's free segments go back to the
-  // device (at once, or when a graph capture under way on the device ends),
-  // and those that tensors still hold at an empty_cache after they are freed.
+  // One use less, then the pool's cache emptied, as c10::cuda::MemPool's
+  // end: with no use left, the pool's free segments go back to the device
+  // (at once, or when a graph capture under way on the device ends), and
+  // those that tensors still hold at an empty_cache after they are freed.
   ~FooMemPool();
   FooMemPool(const FooMemPool&) = delete;
   FooMemPool& operator=(const FooMemPool&) = delete;

@@ -6,7 +6,7 @@ from typing import Any
 from torch._inductor.async_compile import get_compile_threads
 from torch._inductor.codecache import CppCodeCache, LambdaFuture, _get_cpp_prefix_header, clear_on_fresh_cache
 
-from torch_foo.compile.runtime import name_kernel
+from torch_foo.compile.runtime import CompiledKernel
 
 
 @clear_on_fresh_cache
@@ -24,14 +24,15 @@ class FooKernelCodeCache(CppCodeCache):
         return _get_cpp_prefix_header(device)
 
 
-def compile_kernel(async_compile: Any, name: str, source: str) -> Any:
-    """The packed entry point of ``source`` (a ctypes function), or a future of it.
+def compile_kernel(async_compile: Any, name: str, source: str, writes: list[bool]) -> Any:
+    """The kernel ``source`` defines (a ``CompiledKernel``), or a future of it.
 
     Compiles in inductor's worker pool when it has one; the generated module's
     ``async_compile.wait(globals())`` resolves the future. ``name`` is the
-    kernel's name in errors it reports while running.
+    kernel's name in errors it reports while running; ``writes`` says which
+    of its arguments it writes.
     """
     if get_compile_threads() <= 1:
-        return name_kernel(FooKernelCodeCache.load(source).kernel, name)
+        return CompiledKernel(FooKernelCodeCache.load(source).kernel, name, writes)
     get_library = FooKernelCodeCache.load_async(source, submit_fn=async_compile.submit)
-    return LambdaFuture(lambda: name_kernel(get_library().kernel, name))
+    return LambdaFuture(lambda: CompiledKernel(get_library().kernel, name, writes))

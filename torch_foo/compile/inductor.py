@@ -75,6 +75,12 @@ def packed_entry_point(arg_types: list[str], kernel_name: str) -> str:
     )
 
 
+def written_arguments(arg_types: list[str]) -> list[bool]:
+    """Which of a kernel's arguments it writes: its pointers to non-const data (inductor's
+    ``out_ptr``/``in_out_ptr``; inputs are ``const T*``)."""
+    return [t.strip().endswith("*") and not t.strip().startswith("const ") for t in arg_types]
+
+
 class FooCppScheduling(CppScheduling):
     """Inductor's C++ scheduling, with kernels defined for foo's launcher."""
 
@@ -114,7 +120,9 @@ class FooCppScheduling(CppScheduling):
         source += packed_entry_point(arg_types, kernel_name)
         wrapper.src_to_kernel[src_code] = kernel_name
         wrapper._foo_runtime_import()
-        wrapper.define_kernel(kernel_name, f"foo_compile_kernel(async_compile, {kernel_name!r}, r'''\n{source}''')", gpu=False)
+        writes = written_arguments(arg_types)
+        wrapper.define_kernel(
+            kernel_name, f"foo_compile_kernel(async_compile, {kernel_name!r}, r'''\n{source}''', {writes!r})", gpu=False)
         return kernel_name
 
 

@@ -11,36 +11,39 @@ import torch
 
 from torch_foo import _C
 
-# id(kernel) -> (kernel, address); holding the kernel keeps its id unique.
-_addresses: dict[int, tuple[Any, int]] = {}
 _devices: dict[int, torch.device] = {}
 
 
-def _address(kernel: Any) -> int:
-    """The address of a compiled kernel's packed entry point (a ctypes function)."""
-    entry = _addresses.get(id(kernel))
-    if entry is None:
-        address = ctypes.cast(kernel, ctypes.c_void_p).value
+class CompiledKernel(_C._CompiledKernel):
+    """A compiled kernel as the generated module holds it, released with that module.
+
+    ``entry`` is its packed entry point (a ctypes function of the loaded
+    library), ``name`` what errors and the profiler call it, ``writes`` which
+    arguments it writes (by position), told to the race detector at each
+    launch as an operator's schema tells it.
+    """
+
+    def __init__(self, entry: Any, name: str, writes: list[bool]) -> None:
+        address = ctypes.cast(entry, ctypes.c_void_p).value
         if not address:
-            raise RuntimeError(f"torch.compile on foo: kernel {kernel!r} has no address")
-        entry = _addresses[id(kernel)] = (kernel, address)
-    return entry[1]
+            raise RuntimeError(f"torch.compile on foo: kernel {name} ({entry!r}) has no address")
+        super().__init__(address, name, writes)
+        self.entry = entry  # the address stays valid while the kernel is held
 
 
-def name_kernel(kernel: Any, name: str) -> Any:
-    """Names a compiled kernel for the errors its launches report; returns it."""
-    _C._name_compiled_kernel(_address(kernel), name)
-    return kernel
-
-
-def launch(kernel: Any, device_index: int, args: tuple) -> None:
+def launch(kernel: CompiledKernel, device_index: int, args: tuple) -> None:
     """Queues ``kernel(*args)`` on the current stream of foo device ``device_index``.
 
     Tensors are passed as their data pointers and scalars by value, both
     taken now; the kernel runs after the work already queued on the stream,
     and this returns as soon as it is queued.
     """
-    _C._launch_compiled_kernel(_address(kernel), device_index, args)
+    _C._launch_compiled_kernel(kernel, device_index, args)
+
+
+def live_kernels() -> int:
+    """How many compiled kernels this process holds (for tests: they go with their modules)."""
+    return _C._live_compiled_kernels()
 
 
 def empty_strided_foo(size: tuple, stride: tuple, dtype: torch.dtype, device_index: int) -> torch.Tensor:

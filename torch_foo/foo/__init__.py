@@ -78,6 +78,7 @@ from torch_foo.foo._streams import (
     ExternalStream,
     Stream,
     StreamContext,
+    _gate,
     _sleep,
     current_stream,
     default_stream,

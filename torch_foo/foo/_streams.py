@@ -161,3 +161,13 @@ def _sleep(ms: float) -> None:
     """Queues a kernel that sleeps ``ms`` milliseconds on the current stream (for tests)."""
     _lazy_init()
     _C._sleep(float(ms))
+
+
+def _gate() -> "_C._Gate":
+    """Queues a kernel that holds the current stream until ``gate.open()`` (for tests).
+
+    The gate opens by itself when the returned object is destroyed, so that a
+    failing test does not leave the stream held.
+    """
+    _lazy_init()
+    return _C._Gate()
