@@ -86,13 +86,13 @@ def test_fallback_lists_and_warns_once_per_operator():
         x = torch.arange(6.0, device="foo").reshape(2, 3)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            a = torch.flip(x, [0])
-            b = torch.flip(x, [1])
-        print(sum("aten::flip" in str(w.message) for w in caught))
-        print("aten::flip" in torch.foo.fallback_ops(), "aten::add.Tensor" in torch.foo.fallback_ops())
+            a = torch.roll(x, 1, 0)
+            b = torch.roll(x, 1, 1)
+        print(sum("aten::roll" in str(w.message) for w in caught))
+        print("aten::roll" in torch.foo.fallback_ops(), "aten::add.Tensor" in torch.foo.fallback_ops())
         print(a.cpu().tolist(), b.cpu().tolist())
     """, env={"FOO_WARN_FALLBACK": "1"})
-    assert out.splitlines() == ["1", "True False", "[[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]] [[2.0, 1.0, 0.0], [5.0, 4.0, 3.0]]"]
+    assert out.splitlines() == ["1", "True False", "[[3.0, 4.0, 5.0], [0.0, 1.0, 2.0]] [[2.0, 0.0, 1.0], [5.0, 3.0, 4.0]]"]
 
 
 def test_malformed_fallback_warning_switch_is_reported_and_off():
@@ -101,7 +101,7 @@ def test_malformed_fallback_warning_switch_is_reported_and_off():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             x = torch.arange(6.0, device="foo")
-            torch.flip(x, [0]).cpu()
+            torch.histc(x, bins=3).cpu()  # no foo kernel: the fallback
         print(json.dumps([str(w.message) for w in caught]))
     """, env={"FOO_WARN_FALLBACK": "yes"})
     warned = json.loads(out)
@@ -206,6 +206,28 @@ def test_results_match_cpu_for_common_operators(foo):
     }
     for name, (got, want) in checks.items():
         torch.testing.assert_close(got.cpu(), want, msg=name)
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_index_put_accumulates_duplicate_indices_as_on_cpu(foo, deterministic):
+    # The accumulating (or deterministic) form, which ATen's host code hands
+    # on a GPU to a kernel of its own; masks, CPU indices and a broadcast value.
+    def run(device):
+        x = torch.arange(12.0, device=device).reshape(3, 4)
+        x.index_put_((torch.tensor([0, 2, 0, 0]).to(device),), torch.tensor([1.0, 2.0, 3.0, 4.0], device=device),
+                     accumulate=True)
+        x.index_put_((torch.tensor([True, False, True], device=device), torch.tensor([1, 1])),
+                     torch.tensor(0.5, device=device), accumulate=True)
+        x.index_put_((torch.tensor([1, 1]), torch.tensor([3, 3])), torch.tensor([7.0, 7.0], device=device),
+                     accumulate=deterministic)
+        return x.cpu()
+
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(deterministic)
+    try:
+        torch.testing.assert_close(run("foo"), run("cpu"))
+    finally:
+        torch.use_deterministic_algorithms(previous)
 
 
 def test_tensor_split_takes_cpu_indices_as_on_cuda(foo):

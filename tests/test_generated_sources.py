@@ -15,7 +15,9 @@ ATEN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 @pytest.mark.parametrize("command, generated", [("ops", "StructuredOps.cpp"),
                                                 ("device-checks", "DeviceCheckTable.cpp"),
                                                 ("sparse", "SparseOps.cpp"),
-                                                ("nested", "NestedOps.cpp")])
+                                                ("nested", "NestedOps.cpp"),
+                                                ("stubs", "QueuedStubList.cpp"),
+                                                ("host", "HostOps.cpp")])
 def test_generated_file_is_current(command, generated):
     made = subprocess.run([sys.executable, os.path.join(ATEN, "gen_structured_ops.py"), command],
                           capture_output=True, text=True, check=True).stdout

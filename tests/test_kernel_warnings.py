@@ -8,11 +8,15 @@ import warnings
 import pytest
 import torch
 
-DOF = "degrees of freedom is <= 0"  # std of one element: CPU's kernel warns as it runs
+DOF = "a warning from inside a kernel"
 
 
-def _std_of_one_element():
-    return torch.ones(1, device="foo").std()
+def _kernel_that_warns():
+    """Queues a kernel that warns as it runs, as a CPU kernel's loop would."""
+    from torch_foo import _C
+
+    _C._warn_in_kernel(DOF)
+    return torch.full((), float("nan"), device="foo")
 
 
 @pytest.mark.parametrize("wait", ["device", "stream", "event", "accelerator", "item", "next_launch"])
@@ -20,7 +24,7 @@ def test_a_kernels_warning_is_raised_by_the_hosts_next_wait_or_launch(foo, wait)
     foo._sleep(100)  # the kernel runs after the call has returned
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        y = _std_of_one_element()
+        y = _kernel_that_warns()
         assert not [w for w in caught if DOF in str(w.message)]  # not run yet
         if wait == "device":
             foo.synchronize()
@@ -48,14 +52,15 @@ def test_a_kernels_warning_is_raised_by_the_hosts_next_wait_or_launch(foo, wait)
     found = [w for w in caught if DOF in str(w.message)]
     assert len(found) == 1, [str(w.message) for w in caught]
     assert found[0].category is UserWarning
-    assert str(found[0].message).startswith("aten::std")
+    assert str(found[0].message).startswith("foo::_warn_in_kernel")
     foo.synchronize()
 
 
 def test_warnings_as_errors_make_the_wait_raise(foo):
+    foo._sleep(100)  # both kernels queued before the first warns: the wait raises, not the second launch
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        y = _std_of_one_element()
+        y = _kernel_that_warns()
         with pytest.raises(UserWarning, match=DOF):
             foo.synchronize()
         assert torch.isnan(y.cpu())  # the result is there all the same
@@ -63,11 +68,10 @@ def test_warnings_as_errors_make_the_wait_raise(foo):
 
 def test_a_kernel_warning_storm_is_bounded_and_counted(foo):
     foo._sleep(300)  # 1005 kernels queue up behind it and warn only once the host waits
-    x = torch.ones(1, device="foo")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(1005):
-            x.std()
+            _kernel_that_warns()
         foo.synchronize()
     messages = [str(w.message) for w in caught]
     assert sum(DOF in m for m in messages) == 1000

@@ -44,8 +44,10 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
       return fallback::run_queued(op, stack, num_args, device, *meta, widening);
     }
   }
-  fallback::note_synchronizing(name);
   fallback::run_synchronously(op, stack, num_args, device, widening);
+  // Listed once it has produced results the host waited for: a call whose
+  // arguments the CPU kernel refuses is an error at the call, as on CUDA.
+  fallback::note_synchronizing(name);
 }
 
 namespace {

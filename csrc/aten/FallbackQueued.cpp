@@ -109,22 +109,33 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   if (!op.hasKernelForDispatchKey(c10::DispatchKey::Meta)) {
     if (auto known = results_without_meta_function(op, args)) return known;
   }
+  const auto& schema = op.schema();
+  auto is_out = [&](size_t i) { return i < schema.arguments().size() && is_out_argument(schema.arguments()[i]); };
+  std::vector<const void*> input_storages;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (is_out(i)) continue;
+    for_each_tensor(args[i], [&](const at::Tensor& t) {
+      if (t.defined() && t.has_storage()) input_storages.push_back(t.storage().data());
+    });
+  }
   MetaAliases to_meta;
   Stack meta;
   meta.reserve(args.size());
-  const auto& schema = op.schema();
   bool has_out_arguments = false;
   for (size_t i = 0; i < args.size(); ++i) {
-    // An out= tensor goes in empty: the meta function gives the layout of
-    // a fresh output, and resizes without a warning; run_queued then
-    // applies ATen's out= rules to the foo tensor itself.
-    if (i < schema.arguments().size() && is_out_argument(schema.arguments()[i]) && args[i].isTensor() &&
-        args[i].toTensor().defined()) {
-      meta.push_back(at::empty({0}, args[i].toTensor().options().device(c10::kMeta)));
+    // An out= tensor goes in empty, unless it shares memory with an input
+    // (the overlap checks need that): the meta function gives the layout
+    // of a fresh output without the resize warning, which run_queued's
+    // out= rules raise once, on the real tensor, as CPU's kernel does.
+    const c10::IValue& v = args[i];
+    if (is_out(i) && v.isTensor() && v.toTensor().defined() && v.toTensor().has_storage() &&
+        std::find(input_storages.begin(), input_storages.end(), v.toTensor().storage().data()) ==
+            input_storages.end()) {
+      meta.push_back(at::empty({0}, v.toTensor().options().device(c10::kMeta)));
       has_out_arguments = true;
       continue;
     }
-    meta.push_back(map_tensors(args[i], std::ref(to_meta), unchanged, c10::Device(c10::kMeta)));
+    meta.push_back(map_tensors(v, std::ref(to_meta), unchanged, c10::Device(c10::kMeta)));
   }
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);

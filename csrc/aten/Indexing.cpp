@@ -20,14 +20,15 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
               "index_select(): Expected dtype int32 or int64 for index");
   TORCH_CHECK(self.scalar_type() == out.scalar_type(), "index_select(): self and result must have the same scalar type");
+  // Before the resize, as CPU and CUDA make them: a resized out= tensor may
+  // no longer overlap what it did.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
   dim = c10::maybe_wrap_dim(dim, self.dim());
   std::vector<int64_t> size = self.sizes().vec();
   if (self.dim() > 0) size[dim] = index.numel();
   at::native::resize_output(out, size);
-  // The checks CPU's kernel makes, on the host, where they raise at the call.
-  at::assert_no_internal_overlap(out);
-  at::assert_no_overlap(out, self);
-  at::assert_no_overlap(out, index);
   if (out.numel() == 0) return out;
   // Index values are checked by the kernel: an error surfaces at the next sync.
   launch_op(self.device().index(), name,

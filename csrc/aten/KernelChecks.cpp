@@ -4,6 +4,13 @@
 #include <unordered_map>
 
 #include <ATen/Dispatch_v2.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/TensorUtils.h>
+#include <ATen/WrapDimUtils.h>
+#include <ATen/native/BucketizationUtils.h>
+#include <ATen/native/Gelu.h>
+#include <ATen/native/ReduceOpsUtils.h>
 #include <c10/util/Exception.h>
 
 namespace foo::aten {
@@ -46,57 +53,100 @@ void dot_dtypes(const std::string&, const Stack& args) {
               a.scalar_type(), " and ", b.scalar_type());
 }
 
-// What ATen's index_put_ hands to masked_fill_ instead (which takes a value
-// of any dtype): no accumulation, one CPU value, and a single boolean or
-// byte mask on self's device.
-bool goes_to_masked_fill(const at::Tensor& self, const c10::IValue& indices, const at::Tensor& values,
-                         bool accumulate) {
-  if (accumulate || values.numel() != 1 || !values.is_cpu()) return false;
-  int masks = 0;
-  for (const c10::IValue& index : indices.toListRef()) {
-    if (index.isNone() || !index.toTensor().defined()) continue;
-    const at::Tensor& mask = index.toTensor();
-    if ((mask.scalar_type() != at::kBool && mask.scalar_type() != at::kByte) || mask.device() != self.device()) {
-      return false;
-    }
-    ++masks;
-  }
-  return masks == 1;
-}
-
-void index_put_dtypes(const std::string&, const Stack& args) {
+// masked_fill_: a boolean mask, and a value the tensor's dtype holds (CUDA
+// converts it on the host, before the launch). A foo tensor's value is
+// read by the kernel, as CUDA's kernel would read it.
+void masked_fill_arguments(const std::string&, const Stack& args) {
   const at::Tensor& self = tensor_at(args, 0);
-  const at::Tensor& values = tensor_at(args, 2);
-  if (goes_to_masked_fill(self, args[1], values, args.size() > 3 && args[3].toBool())) return;
-  TORCH_CHECK(self.scalar_type() == values.scalar_type(), "Index put requires the source and destination dtypes match, got ",
-              self.scalar_type(), " for the destination and ", values.scalar_type(), " for the source.");
-}
-
-void random_range(const std::string&, const Stack& args) {
-  if (args.size() < 3 || args[2].isNone()) return;
-  int64_t from = args[1].toInt(), to = args[2].toInt();
-  TORCH_CHECK(from < to, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", to);
-}
-
-void uniform_range(const std::string&, const Stack& args) {
-  double from = args[1].toDouble(), to = args[2].toDouble();
-  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
-}
-
-void normal_std(const std::string&, const Stack& args) {
-  double std = args[2].toDouble();
-  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
-}
-
-// max() and min() of everything: nothing to reduce in an empty tensor.
-void whole_reduction(const std::string& name, const Stack& args) {
-  TORCH_CHECK(tensor_at(args, 0).numel() > 0, name.substr(6), "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
-}
-
-void boolean_mask(const std::string&, const Stack& args) {
   const at::Tensor& mask = tensor_at(args, 1);
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
               mask.dtype());
+  if (args[2].isTensor()) {
+    const at::Tensor& value = args[2].toTensor();
+    TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+                value.dim(), " dimension(s).");
+    if (value.is_cpu()) check_fill_value(value.item(), self.scalar_type());
+  } else {
+    check_fill_value(args[2].toScalar(), self.scalar_type());
+  }
+}
+
+void masked_scatter_arguments(const std::string&, const Stack& args) {
+  const at::Tensor& self = tensor_at(args, 0);
+  const at::Tensor& mask = tensor_at(args, 1);
+  const at::Tensor& source = tensor_at(args, 2);
+  at::assert_no_internal_overlap(self);
+  // (CPU's message, space and all.)
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+              "masked_scatter: expected self and source to have same dtypes but got", self.scalar_type(), " and ",
+              source.scalar_type());
+  TORCH_CHECK(mask.dtype() == at::kBool, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              mask.dtype());
+  (void)at::expand_inplace(self, mask, "masked_scatter_");
+}
+
+// masked_select(.out): the result is indexing's output, so indexing's
+// overlap checks apply to the out= tensor.
+void masked_select_arguments(const std::string& name, const Stack& args) {
+  const at::Tensor& self = tensor_at(args, 0);
+  const at::Tensor& mask = tensor_at(args, 1);
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  (void)at::infer_size_dimvector(mask.sizes(), self.sizes());
+  if (name != "aten::masked_select.out") return;
+  const at::Tensor& out = tensor_at(args, 2);
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "masked_select(): self and result must have the same scalar type");
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, mask);
+}
+
+// kthvalue(.values): k within the reduced dimension, which has elements;
+// values do not overlap the input.
+void kthvalue_arguments(const std::string& name, const Stack& args) {
+  const at::Tensor& self = tensor_at(args, 0);
+  int64_t k = args[1].toInt();
+  int64_t dim = at::maybe_wrap_dim(args[2].toInt(), self.dim(), /*wrap_scalar=*/true);
+  int64_t slice = self.dim() == 0 ? 1 : self.size(dim);
+  at::native::zero_numel_check_dims(self, dim, "kthvalue()");
+  TORCH_CHECK(k >= 1 && k <= slice, "kthvalue(): selected number k out of range for dimension ", dim);
+  if (name == "aten::kthvalue.values") at::assert_no_overlap(self, tensor_at(args, 4));
+}
+
+// median / nanmedian along a dimension: one with elements; out= values in
+// the input's dtype and Long indices.
+void median_dim_arguments(const std::string& name, const Stack& args) {
+  const at::Tensor& self = tensor_at(args, 0);
+  int64_t dim = at::maybe_wrap_dim(args[1].toInt(), self.dim());
+  if (name.ends_with(".dim_values")) {
+    at::checkScalarType("median", {tensor_at(args, 4), "indices", 1}, at::kLong);
+    at::checkSameType("median", {tensor_at(args, 3), "values", 0}, {self, "self", 2});
+  }
+  at::native::zero_numel_check_dims(self, dim, "median()");
+}
+
+// bucketize: searchsorted's checks, over one-dimensional boundaries.
+void bucketize_arguments(const std::string& name, const Stack& args) {
+  const at::Tensor& boundaries = tensor_at(args, 1);
+  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
+  if (name != "aten::bucketize.Tensor_out") return;
+  at::native::searchsorted_pre_check(boundaries, tensor_at(args, 0), tensor_at(args, 4), args[2].toBool(),
+                                     args[3].toBool(), std::nullopt, at::Tensor());
+}
+
+// aminmax.out: a structured operator, whose out= wrapper takes outputs of
+// the result's dtype only (torch's Python meta function for it would cast).
+void aminmax_out_arguments(const std::string&, const Stack& args) {
+  const at::Tensor& self = tensor_at(args, 0);
+  for (size_t i : {3, 4}) {
+    const at::Tensor& out = tensor_at(args, i);
+    TORCH_CHECK(out.dtype() == self.dtype(), "Expected out tensor to have dtype ", self.dtype(), ", but got ",
+                out.dtype(), " instead");
+  }
+}
+
+// _logcumsumexp: CUDA wraps the dimension on the host; CPU's kernel does.
+void logcumsumexp_arguments(const std::string&, const Stack& args) {
+  (void)at::maybe_wrap_dim(args[1].toInt(), tensor_at(args, 0).dim());
 }
 
 using FallbackCheck = void (*)(const std::string& name, const Stack& args);
@@ -105,18 +155,25 @@ const std::unordered_map<std::string, FallbackCheck>& fallback_checks() {
   static const std::unordered_map<std::string, FallbackCheck> table = {
       {"aten::dot", dot_dtypes},
       {"aten::vdot", dot_dtypes},
-      {"aten::_index_put_impl_", index_put_dtypes},
-      {"aten::index_put_", index_put_dtypes},
-      {"aten::index_put", index_put_dtypes},
-      {"aten::random_.from", random_range},
-      {"aten::uniform_", uniform_range},
-      {"aten::normal_", normal_std},
-      {"aten::max", whole_reduction},
-      {"aten::min", whole_reduction},
-      {"aten::masked_fill_.Scalar", boolean_mask},
-      {"aten::masked_fill_.Tensor", boolean_mask},
-      {"aten::masked_fill.Scalar", boolean_mask},
-      {"aten::masked_fill.Tensor", boolean_mask},
+      {"aten::masked_fill_.Scalar", masked_fill_arguments},
+      {"aten::masked_fill_.Tensor", masked_fill_arguments},
+      {"aten::masked_fill.Scalar", masked_fill_arguments},
+      {"aten::masked_fill.Tensor", masked_fill_arguments},
+      {"aten::masked_scatter_", masked_scatter_arguments},
+      {"aten::masked_select", masked_select_arguments},
+      {"aten::masked_select.out", masked_select_arguments},
+      {"aten::kthvalue", kthvalue_arguments},
+      {"aten::kthvalue.values", kthvalue_arguments},
+      {"aten::median.dim", median_dim_arguments},
+      {"aten::median.dim_values", median_dim_arguments},
+      {"aten::nanmedian.dim", median_dim_arguments},
+      {"aten::nanmedian.dim_values", median_dim_arguments},
+      {"aten::bucketize.Tensor", bucketize_arguments},
+      {"aten::bucketize.Tensor_out", bucketize_arguments},
+      {"aten::bucketize.Scalar", bucketize_arguments},
+      {"aten::aminmax.out", aminmax_out_arguments},
+      {"aten::_logcumsumexp", logcumsumexp_arguments},
+      {"aten::_logcumsumexp.out", logcumsumexp_arguments},
   };
   return table;
 }
@@ -144,6 +201,8 @@ void check_fill_value(const at::Scalar& value, at::ScalarType dtype) {
                  AT_EXPAND(AT_BAREBONES_UNSIGNED_TYPES));
 }
 
+void check_gelu_approximate(std::string_view approximate) { (void)at::native::get_gelutype_enum(approximate); }
+
 void check_nll_target(const at::Tensor& target) {
   TORCH_CHECK(target.scalar_type() == at::kLong || target.scalar_type() == at::kByte,
               "expected target dtype to be Long or Byte, but got ", target.scalar_type());
@@ -155,15 +214,6 @@ void check_convolution_dtypes(const at::Tensor& input, const at::Tensor& weight,
   if (bias.has_value() && bias->defined()) {
     TORCH_CHECK(input.dtype() == bias->dtype(), "Input type (", input.dtype(), ") and bias type (", bias->dtype(),
                 ") should be the same");
-  }
-}
-
-void check_layer_norm_parameters(at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
-                                 const std::optional<at::Tensor>& bias) {
-  for (const auto& [t, what] : {std::pair{&weight, "weight"}, std::pair{&bias, "bias"}}) {
-    if (!t->has_value() || !(*t)->defined()) continue;
-    TORCH_CHECK((*t)->sizes().equals(normalized_shape), "Expected ", what, " to be of same shape as normalized_shape, but got ",
-                what, " of shape ", (*t)->sizes(), " and normalized_shape = ", normalized_shape);
   }
 }
 

@@ -29,14 +29,14 @@ TensorChecks structured_checks(std::string_view name);
 // dtype and refuses one that does not fit.
 void check_fill_value(const at::Scalar& value, at::ScalarType dtype);
 
+// gelu and gelu_backward: the approximation's name, read by CPU's and
+// CUDA's out= functions (not by the meta function).
+void check_gelu_approximate(std::string_view approximate);
+
 // nll_loss takes Long or Byte class indices.
 void check_nll_target(const at::Tensor& target);
 
 // Convolution: weight and bias in the input's dtype.
 void check_convolution_dtypes(const at::Tensor& input, const at::Tensor& weight, const std::optional<at::Tensor>& bias);
-
-// layer_norm: weight and bias of normalized_shape.
-void check_layer_norm_parameters(at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight,
-                                 const std::optional<at::Tensor>& bias);
 
 }  // namespace foo::aten

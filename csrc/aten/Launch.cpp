@@ -32,4 +32,12 @@ void report_kernel_failure(const char* op_name, const char* what) noexcept {
   }
 }
 
+void report_kernel_failure(const char* op_name, const c10::Error& e) noexcept {
+  try {
+    fooKernelReportError(typed_kernel_message(e, std::string(op_name) + ": " + e.what_without_backtrace()).c_str());
+  } catch (...) {
+    fooKernelReportError(op_name);
+  }
+}
+
 }  // namespace foo::aten

@@ -24,8 +24,10 @@ void use_thread_count(int threads);
 // for a kernel and the profiler, which may outlive the operator (one defined
 // from Python through torch.library can be destroyed).
 const char* interned_name(const std::string& name);
-// Reports a failed kernel to foo_sim, naming the operator.
+// Reports a failed kernel to foo_sim, naming the operator (and, for a c10
+// exception, keeping its type for the synchronization that reports it).
 void report_kernel_failure(const char* op_name, const char* what) noexcept;
+void report_kernel_failure(const char* op_name, const c10::Error& e) noexcept;
 
 // An operator's kernel as queued: its closure, with what the executor needs
 // to run it as the launching thread would have.
@@ -33,22 +35,23 @@ template <class F>
 struct OpKernel {
   const char* op_name;
   int threads;
+  KernelWarningInbox* launcher;  // whose warnings the kernel's are
   F fn;
   void operator()() {
     use_thread_count(threads);
     AliasScope aliases;
-    KernelWarningScope warnings(op_name);
+    KernelWarningScope warnings(op_name, launcher);
     try {
       fn();
     } catch (const c10::Error& e) {
-      report_kernel_failure(op_name, e.what_without_backtrace());
+      report_kernel_failure(op_name, e);
     } catch (const std::exception& e) {
       report_kernel_failure(op_name, e.what());
     }
   }
   // A graph replay's hint (FooLaunch.h): this header, then the closure's.
   void prefetch(int stage) const {
-    if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads));
+    if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads) + sizeof(launcher));
     prefetch_closure(fn, stage);
   }
 };
@@ -57,11 +60,12 @@ struct OpKernel {
 // prefixed with `op_name`, at the next synchronization that covers it.
 template <class F>
 void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
-  reraise_kernel_warnings();  // earlier kernels': raised at the host's next call, as near as it gets
+  reraise_kernel_warnings();  // this thread's earlier kernels': raised at its next call, as near as it gets
   int threads = at::get_num_threads();
+  KernelWarningInbox* launcher = launching_thread_inbox();
   launch_kernel_made<ClosureRelease::Deferred>(
       getCurrentFooStream(device),
-      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, std::forward<F>(fn)}; }, op_name);
+      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, launcher, std::forward<F>(fn)}; }, op_name);
 }
 
 // For kernels whose CPU implementations exist only in functional form

@@ -13,9 +13,9 @@
 #include <ATen/ops/native_group_norm.h>
 #include <ATen/ops/native_layer_norm.h>
 #include <ATen/ops/native_layer_norm_backward.h>
+#include <ATen/native/layer_norm.h>
 #include <torch/library.h>
 
-#include "aten/KernelChecks.h"
 #include "aten/Structured.h"
 
 namespace foo::aten {
@@ -79,11 +79,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   c10::Device device = input.device();
   check_argument<DeviceCheck::ExactSame>(device, weight, name);
   check_argument<DeviceCheck::ExactSame>(device, bias, name);
+  // The checks CPU's and CUDA's host functions share (layer_norm.h).
+  at::native::_check_layer_norm_inputs(input, normalized_shape, weight.value_or(at::Tensor()),
+                                       bias.value_or(at::Tensor()));
   int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
-  TORCH_CHECK(axis >= 0 && input.sizes().slice(axis).equals(normalized_shape), "Given normalized_shape=",
-              normalized_shape, ", expected input with shape [*, ", normalized_shape, "], but got input of size",
-              input.sizes());
-  check_layer_norm_parameters(normalized_shape, weight, bias);
   std::vector<int64_t> stat_shape(input.sizes().begin(), input.sizes().begin() + axis);
   stat_shape.resize(input.dim(), 1);
   auto stats_options = input.options().dtype(cuda_stats_dtype(input));

@@ -33,7 +33,9 @@ void set_layout(at::Tensor& self, c10::IntArrayRef size, at::OptionalIntArrayRef
 const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
   at::Tensor t = self;
-  set_layout(t, size, std::nullopt);
+  // Same sizes: the layout stays as it is (an expanded tensor keeps its zero
+  // strides, so the overlap checks after a resize_ still see them), as on CPU.
+  if (t.sizes() != size) set_layout(t, size, std::nullopt);
   if (memory_format.has_value()) {
     TORCH_CHECK(*memory_format != c10::MemoryFormat::Preserve, "Unsupported memory format ", *memory_format);
     t.unsafeGetTensorImpl()->empty_tensor_restride(*memory_format);

@@ -5,7 +5,9 @@
 
 #include <c10/util/Exception.h>
 
+#include "aten/Launch.h"
 #include "runtime/FooLaunch.h"
+#include "runtime/FooFunctions.h"
 #include "runtime/FooStream.h"
 
 namespace foo::aten {
@@ -15,6 +17,10 @@ void sleep(double ms) {
   launch_kernel(getCurrentFooStream(), [ms] {
     std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
   }, "foo::_sleep");
+}
+
+void warn_in_kernel(const std::string& message) {
+  launch_op(current_device(), "foo::_warn_in_kernel", [message] { TORCH_WARN(message); });
 }
 
 }  // namespace foo::aten

@@ -37,6 +37,7 @@
 #include "aten/KernelArguments.h"
 #include "aten/KernelChecks.h"
 #include "aten/Launch.h"
+#include "aten/MetaWarnings.h"
 #include "aten/TensorInfo.h"
 
 namespace foo::aten {
@@ -206,22 +207,25 @@ template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Native,
 struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&, const at::Tensor&, Rest...)> {
   static at::Tensor functional(const at::Tensor& self, Rest... rest) {
     AllocatingMeta<Meta> op;
+    MetaWarningRecorder warnings;
     op.meta(self, meta_arg(rest)...);
-    queue(op.outputs[0], self, rest...);
+    queue(warnings.take(), op.outputs[0], self, rest...);
     return std::move(op.outputs[0]);
   }
 
   static at::Tensor& inplace(at::Tensor& self, Rest... rest) {
     ProvidedMeta<Meta> op(self, /*inplace=*/true);
+    MetaWarningRecorder warnings;
     op.meta(self, meta_arg(rest)...);
-    queue(self, self, rest...);
+    queue(warnings.take(), self, self, rest...);
     return self;
   }
 
   static at::Tensor& out(const at::Tensor& self, Rest... rest, at::Tensor& result) {
     ProvidedMeta<Meta> op(result, /*inplace=*/false);
+    MetaWarningRecorder warnings;
     op.meta(self, meta_arg(rest)...);
-    queue(result, self, rest...);
+    queue(warnings.take(), result, self, rest...);
     return result;
   }
 
@@ -234,12 +238,17 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
   }
 
  private:
-  // Queues CpuOut(out, self, rest...) on the current stream of out's device.
-  static void queue(const at::Tensor& out, const at::Tensor& self, Rest... rest) {
+  // Queues CpuOut(out, self, rest...) on the current stream of out's device;
+  // `meta_warnings`: what the meta function raised on the host.
+  static void queue(std::vector<std::string> meta_warnings, const at::Tensor& out, const at::Tensor& self,
+                    Rest... rest) {
     c10::Device device = out.device();
     check_same_device(device, out, Name.value);
     check_device<Check>(device, self, Name.value);
     (check_argument<Check>(device, rest, Name.value), ...);
+    if constexpr (std::string_view(Name.value) == "aten::gelu" || std::string_view(Name.value) == "aten::gelu_backward") {
+      check_gelu_approximate(std::get<sizeof...(Rest) - 1>(std::forward_as_tuple(rest...)));
+    }
     static const TensorChecks kernel_checks = structured_checks(Name.value);
     if (kernel_checks) {
       std::vector<at::Tensor> tensors{self};
@@ -276,7 +285,9 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     }
     launch_op(device.index(), Name.value,
               [o = TensorInfo(out), s = in_place ? PackedTensor() : PackedTensor(self), in_place, dtype, wide,
-               packed = std::make_tuple(KernelArgument<Rest>::pack(rest)...)] {
+               packed = std::make_tuple(KernelArgument<Rest>::pack(rest)...),
+               meta_warnings = std::move(meta_warnings)] {
+                RepeatedWarningFilter repeated(meta_warnings);
                 at::Tensor out_alias = o.cpu();
                 at::Tensor self_alias = in_place ? out_alias : s.unpack();
                 std::apply(

@@ -24,6 +24,7 @@ void bind_streams(py::module& m) {
   m.def("_stream_native_handle", [](c10::Stream s) { return reinterpret_cast<uintptr_t>(FooStream(s).stream()); });
   m.def("_stream_priority", [](c10::Stream s) { return FooStream(s).priority(); });
   m.def("_sleep", &aten::sleep);
+  m.def("_warn_in_kernel", &aten::warn_in_kernel);
   py::class_<aten::Gate>(m, "_Gate")
       .def(py::init<>())
       .def("open", &aten::Gate::open, py::call_guard<py::gil_scoped_release>());

@@ -19,6 +19,11 @@ namespace foo::detail {
 
 namespace foo {
 
+// A kernel's failure message that names the c10 exception type it threw
+// (c10::IndexError, ...), so the synchronization that reports it raises
+// that type, as CPU raises it at the call. foo_sim keeps the message only.
+std::string typed_kernel_message(const c10::Error& e, const std::string& message);
+
 // The result of fooStreamQuery / fooEventQuery as a bool: true when the
 // work is done, false when it is not yet (not an error for the user);
 // anything else throws.

@@ -7,18 +7,11 @@
 #include <vector>
 
 namespace foo {
-
-namespace detail {
-std::atomic<bool> kernel_warnings_held{false};
-}  // namespace detail
-
 namespace {
 
 // A kernel that warns in a loop while the host never waits must not grow
 // memory without bound: past this many, warnings are counted, not kept.
 constexpr size_t kMaxHeld = 1000;
-
-thread_local const char* t_op_name = nullptr;
 
 // c10's handler of a thread that installed none: it prints to stderr. Some
 // of torch's Python bindings wait without installing Python's (among them
@@ -33,65 +26,126 @@ c10::WarningHandler* stderr_handler() {
   return handler;
 }
 
-class HeldWarnings : public c10::WarningHandler {
+}  // namespace
+
+class KernelWarningInbox : public c10::WarningHandler {
  public:
+  // On an executor, inside a kernel's KernelWarningScope.
   void process(const c10::Warning& warning) override {
     std::string message = t_op_name ? std::string(t_op_name) + ": " + warning.msg() : warning.msg();
+    c10::Warning held(warning.type(), warning.source_location(), std::move(message), warning.verbatim());
     std::lock_guard<std::mutex> lock(mutex_);
-    if (held_.size() < kMaxHeld) {
-      held_.emplace_back(warning.type(), warning.source_location(), std::move(message), warning.verbatim());
+    if (retired_) {
+      stderr_handler()->process(held);  // its thread has ended
+    } else if (held_.size() < kMaxHeld) {
+      held_.push_back(std::move(held));
     } else {
       ++dropped_;
     }
-    detail::kernel_warnings_held.store(true, std::memory_order_relaxed);
+    has_warnings.store(true, std::memory_order_relaxed);
   }
 
-  void reraise(bool at_exit = false) {
-    if (!at_exit && c10::WarningUtils::get_warning_handler() == stderr_handler()) return;
+  // On the inbox's own thread (or at exit, `to_stderr`).
+  void reraise(bool to_stderr = false) {
+    if (!to_stderr && c10::WarningUtils::get_warning_handler() == stderr_handler()) return;
     std::vector<c10::Warning> taken;
     size_t dropped = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       taken.swap(held_);
       std::swap(dropped, dropped_);
-      detail::kernel_warnings_held.store(false, std::memory_order_relaxed);
+      has_warnings.store(false, std::memory_order_relaxed);
     }
-    for (const c10::Warning& w : taken) c10::warn(w);
+    for (const c10::Warning& w : taken) {
+      to_stderr ? stderr_handler()->process(w) : c10::warn(w);
+    }
     if (dropped > 0) {
-      TORCH_WARN(dropped, " more warnings raised by foo kernels were dropped (at most ", kMaxHeld,
-                 " are held between two launches or waits of the host)");
+      c10::Warning more(c10::UserWarning(), {__func__, __FILE__, static_cast<uint32_t>(__LINE__)},
+                        std::to_string(dropped) + " more warnings raised by foo kernels were dropped (at most " +
+                            std::to_string(kMaxHeld) + " are held between two launches or waits of the host)",
+                        false);
+      to_stderr ? stderr_handler()->process(more) : c10::warn(more);
     }
   }
+
+  // The thread has ended: what it never raised, and what comes later, goes to stderr.
+  void retire() {
+    reraise(/*to_stderr=*/true);
+    std::lock_guard<std::mutex> lock(mutex_);
+    retired_ = true;
+  }
+
+  std::atomic<bool> has_warnings{false};
+  static thread_local const char* t_op_name;
 
  private:
   std::mutex mutex_;
   std::vector<c10::Warning> held_;
   size_t dropped_ = 0;
+  bool retired_ = false;
 };
 
-HeldWarnings& held() {
-  static HeldWarnings* const instance = [] {
-    auto* h = new HeldWarnings();  // never destroyed: executors may warn during exit
+thread_local const char* KernelWarningInbox::t_op_name = nullptr;
+
+namespace {
+
+struct Inboxes {
+  std::mutex mutex;
+  std::vector<KernelWarningInbox*> all;
+};
+
+Inboxes& inboxes() {
+  static Inboxes* const instance = [] {
+    auto* i = new Inboxes();  // never destroyed: executors may warn during exit
     // What no Python-aware call raised before exit goes to stderr, as c10 would print it.
-    std::atexit([] { held().reraise(/*at_exit=*/true); });
-    return h;
+    std::atexit([] {
+      std::lock_guard<std::mutex> lock(inboxes().mutex);
+      for (KernelWarningInbox* box : inboxes().all) box->reraise(/*to_stderr=*/true);
+    });
+    return i;
   }();
   return *instance;
 }
 
+// The calling thread's inbox, made at its first launch and retired when it ends.
+struct ThreadInbox {
+  KernelWarningInbox* box = nullptr;
+  ~ThreadInbox() {
+    if (box) box->retire();
+  }
+};
+thread_local ThreadInbox t_inbox;
+thread_local KernelWarningInbox* t_inbox_fast = nullptr;  // trivially destructible: readable without a guard
+
 }  // namespace
 
-KernelWarningScope::KernelWarningScope(const char* op_name)
-    : previous_handler_(c10::WarningUtils::get_warning_handler()), previous_op_name_(t_op_name) {
-  c10::WarningUtils::set_warning_handler(&held());
-  t_op_name = op_name;
+KernelWarningInbox* launching_thread_inbox() {
+  if (C10_LIKELY(t_inbox_fast != nullptr)) return t_inbox_fast;
+  auto* box = new KernelWarningInbox();
+  {
+    std::lock_guard<std::mutex> lock(inboxes().mutex);
+    inboxes().all.push_back(box);
+  }
+  t_inbox.box = box;
+  t_inbox_fast = box;
+  return box;
+}
+
+KernelWarningScope::KernelWarningScope(const char* op_name, KernelWarningInbox* inbox)
+    : previous_handler_(c10::WarningUtils::get_warning_handler()) {
+  c10::WarningUtils::set_warning_handler(inbox);
+  KernelWarningInbox::t_op_name = op_name;
 }
 
 KernelWarningScope::~KernelWarningScope() {
   c10::WarningUtils::set_warning_handler(previous_handler_);
-  t_op_name = previous_op_name_;
+  KernelWarningInbox::t_op_name = nullptr;
 }
 
-void detail::reraise_held_kernel_warnings() { held().reraise(); }
+bool detail::has_held_kernel_warnings() {
+  return t_inbox_fast != nullptr && t_inbox_fast->has_warnings.load(std::memory_order_relaxed);
+}
+
+void detail::reraise_held_kernel_warnings() { t_inbox_fast->reraise(); }
 
 }  // namespace foo
