@@ -37,9 +37,11 @@ void foo_cpu_fallback(const c10::OperatorHandle& op, Stack* stack) {
   fallback::check_written_arguments_on_device(schema, args, device);
   fallback::check_written_arguments_do_not_partly_overlap(schema, args, name);
   check_fallback_arguments(name, args);
+  fallback::check_no_quantized_arguments(schema, args, name);
   fallback::Widening widening = fallback::widening_for(op, args);
   if (!fallback::inexact_meta(op)) {
     if (auto meta = cached_meta_results(op, args, &fallback::meta_results)) {
+      fallback::check_no_quantized_results(name, *meta);
       return fallback::run_queued(op, stack, num_args, device, *meta, widening);
     }
   }
@@ -65,6 +67,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   for (const char* name : {"mish_backward", "addr", "addr.out", "linalg__powsum"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&foo_cpu_fallback>());
   }
+}
+
+// Operators whose only kernel for other devices is a composite one that
+// refuses them by device type, as mode's out= form does ("mode only supports
+// CPU, CUDA and XPU device type"): CUDA passes its check, so foo runs CPU's
+// kernel instead.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mode.values", torch::CppFunction::makeFromBoxedFunction<&foo_cpu_fallback>());
 }
 
 }  // namespace

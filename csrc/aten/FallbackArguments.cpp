@@ -1,6 +1,6 @@
 #include "aten/FallbackArguments.h"
 
-#include <ATen/ops/empty.h>
+#include <ATen/ops/empty_strided.h>
 
 #include "aten/IValueTensors.h"
 #include "aten/KernelArguments.h"
@@ -56,8 +56,18 @@ std::vector<size_t> out_arguments(const c10::FunctionSchema& schema, const Stack
   return outs;
 }
 
-void give_fresh_outputs(Stack& cpu, const Stack& args, const std::vector<size_t>& outs) {
-  for (size_t i : outs) cpu[i] = at::empty({0}, args[i].toTensor().options().device(c10::kCPU));
+void give_stand_ins(Stack& cpu, const Stack& args, const std::vector<size_t>& outs) {
+  for (size_t i : outs) {
+    const at::Tensor& out = args[i].toTensor();
+    cpu[i] = at::empty_strided(out.sizes(), out.strides(), out.options().device(c10::kCPU));
+  }
+}
+
+void give_layout(const at::Tensor& out, c10::IntArrayRef sizes, c10::IntArrayRef strides) {
+  if (out.sizes() == sizes && out.strides() == strides) return;
+  // set_ grows the storage as resize_ does (Resize.cpp), keeping the offset.
+  at::Tensor t = out;
+  t.set_(out.storage(), out.storage_offset(), sizes, strides);
 }
 
 }  // namespace foo::aten::fallback

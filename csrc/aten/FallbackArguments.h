@@ -29,8 +29,15 @@ bool is_out_argument(const c10::Argument& a);
 // The defined out= tensors among the arguments, by argument index.
 std::vector<size_t> out_arguments(const c10::FunctionSchema& schema, const torch::jit::Stack& args);
 
-// A fresh CPU tensor for each out= argument: the CPU kernel may resize its
-// outputs in ways meta functions do not predict.
-void give_fresh_outputs(torch::jit::Stack& cpu, const torch::jit::Stack& args, const std::vector<size_t>& outs);
+// For each out= argument, a CPU tensor of its sizes, strides and dtype for
+// the CPU kernel to write: the kernel sees the out= tensor's layout, as on
+// CPU (normal's out= form takes its shape from it), and may resize it
+// in ways meta functions do not predict, which a CPU tensor over foo memory
+// could not take.
+void give_stand_ins(torch::jit::Stack& cpu, const torch::jit::Stack& args, const std::vector<size_t>& outs);
+
+// Gives a foo out= tensor `sizes` and `strides`, growing its storage if
+// they reach past its end; a no-op when it has them already.
+void give_layout(const at::Tensor& out, c10::IntArrayRef sizes, c10::IntArrayRef strides);
 
 }  // namespace foo::aten::fallback

@@ -3,6 +3,9 @@
 #include <optional>
 
 #include <ATen/MemoryOverlap.h>
+#include <ATen/core/jit_type.h>
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
 
 #include "aten/DeviceCheck.h"
 #include "aten/IValueTensors.h"
@@ -30,6 +33,19 @@ bool accepts_cpu_tensors(const c10::OperatorHandle& op) {
 bool reads_its_value_first(const std::string& name) {
   return name == "aten::fill_.Tensor" || name == "aten::masked_fill_.Tensor" ||
          name == "aten::index_fill_.int_Tensor" || name == "aten::index_fill_.Dimname_Tensor";
+}
+
+// ScalarType arguments are ints in the boxed stack; only the schema's real
+// type tells them from other ints.
+bool is_scalar_type(const c10::TypePtr& type) {
+  if (auto optional = type->cast<c10::OptionalType>()) return is_scalar_type(optional->getElementType());
+  return type->kind() == c10::TypeKind::ScalarTypeType;
+}
+
+void refuse_quantized(const std::string& name, c10::ScalarType type, const char* what) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!c10::isQIntType(type), "Could not run '", name, "' with arguments from the 'Quantized",
+                              c10::get_privateuse1_backend(), "' backend: foo has no quantized kernels (", what,
+                              " is ", type, ")");
 }
 
 }  // namespace
@@ -95,6 +111,25 @@ void check_written_arguments_do_not_partly_overlap(const c10::FunctionSchema& sc
           if (read.device() == written.device()) at::assert_no_partial_overlap(written, read);
         });
       }
+    });
+  }
+}
+
+void check_no_quantized_arguments(const c10::FunctionSchema& schema, const Stack& args, const std::string& name) {
+  for (size_t i = 0; i < args.size() && i < schema.arguments().size(); ++i) {
+    for_each_tensor(args[i], [&](const at::Tensor& t) {
+      if (t.defined()) refuse_quantized(name, t.scalar_type(), "an argument");
+    });
+    if (args[i].isInt() && is_scalar_type(schema.arguments()[i].real_type())) {
+      refuse_quantized(name, static_cast<c10::ScalarType>(args[i].toInt()), "the dtype asked for");
+    }
+  }
+}
+
+void check_no_quantized_results(const std::string& name, const Stack& results) {
+  for (const c10::IValue& r : results) {
+    for_each_tensor(r, [&](const at::Tensor& t) {
+      if (t.defined()) refuse_quantized(name, t.scalar_type(), "the result");
     });
   }
 }

@@ -29,4 +29,15 @@ void check_written_arguments_on_device(const c10::FunctionSchema& schema, const 
 void check_written_arguments_do_not_partly_overlap(const c10::FunctionSchema& schema, const torch::jit::Stack& args,
                                                    const std::string& name);
 
+// foo has no quantized kernels (no QuantizedPrivateUse1 registrations), so
+// an operator given a quantized tensor or dtype, or whose result would be a
+// quantized tensor, raises NotImplementedError at the call, as the
+// dispatcher does on any backend without them, instead of handing back a
+// tensor of another dtype. Both checks are needed: some meta functions
+// give a float result for a quantized dtype (quantize_per_tensor's), and a
+// synchronous call has no meta result.
+void check_no_quantized_arguments(const c10::FunctionSchema& schema, const torch::jit::Stack& args,
+                                  const std::string& name);
+void check_no_quantized_results(const std::string& name, const torch::jit::Stack& results);
+
 }  // namespace foo::aten::fallback

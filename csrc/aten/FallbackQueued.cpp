@@ -16,6 +16,7 @@
 #include "aten/EmptyFoo.h"
 #include "aten/FallbackArguments.h"
 #include "aten/FallbackStrategies.h"
+#include "aten/FunctionalForm.h"
 #include "aten/IValueTensors.h"
 #include "aten/Launch.h"
 #include "aten/TensorInfo.h"
@@ -71,6 +72,37 @@ std::optional<Stack> results_without_meta_function(const c10::OperatorHandle& op
   return std::nullopt;
 }
 
+// Python meta functions written with out_wrapper leave a resized out=
+// tensor contiguous, where ATen's kernels give it the strides of a fresh
+// result (column-major for most of linalg): those of the functional form's
+// meta result, when the out= form's results match it in number and sizes.
+void take_fresh_result_strides(const c10::OperatorHandle& op, const Stack& args, Stack& meta) {
+  auto functional = functional_form(op);
+  if (!functional) return;
+  MetaAliases to_meta;
+  Stack fresh;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!is_out_argument(op.schema().arguments()[i])) {
+      fresh.push_back(map_tensors(args[i], std::ref(to_meta), unchanged, c10::Device(c10::kMeta)));
+    }
+  }
+  try {
+    functional->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &fresh);
+  } catch (const std::exception&) {
+    return;  // the out= form's meta result stands
+  }
+  if (fresh.size() != meta.size()) return;
+  for (size_t r = 0; r < meta.size(); ++r) {
+    if (!meta[r].isTensor() || !fresh[r].isTensor() || meta[r].toTensor().sizes() != fresh[r].toTensor().sizes()) {
+      return;
+    }
+  }
+  for (size_t r = 0; r < meta.size(); ++r) {
+    const at::Tensor& m = meta[r].toTensor();
+    meta[r] = at::empty_strided(m.sizes(), fresh[r].toTensor().strides(), m.options());
+  }
+}
+
 }  // namespace
 
 std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& args) {
@@ -89,16 +121,18 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   MetaAliases to_meta;
   Stack meta;
   meta.reserve(args.size());
+  bool has_out_arguments = false;
   for (size_t i = 0; i < args.size(); ++i) {
     // An out= tensor goes in empty, unless it shares memory with an input
-    // (the overlap checks need that): the meta function sizes it without
-    // the resize warning, which run_queued's resize_output raises once, on
-    // the real tensor, as CPU's kernel does.
+    // (the overlap checks need that): the meta function gives the layout
+    // of a fresh output without the resize warning, which run_queued's
+    // out= rules raise once, on the real tensor, as CPU's kernel does.
     const c10::IValue& v = args[i];
     if (is_out(i) && v.isTensor() && v.toTensor().defined() && v.toTensor().has_storage() &&
         std::find(input_storages.begin(), input_storages.end(), v.toTensor().storage().data()) ==
             input_storages.end()) {
       meta.push_back(at::empty({0}, v.toTensor().options().device(c10::kMeta)));
+      has_out_arguments = true;
       continue;
     }
     meta.push_back(map_tensors(v, std::ref(to_meta), unchanged, c10::Device(c10::kMeta)));
@@ -115,6 +149,7 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   for (const auto& r : meta) {
     if (!(r.isTensor() || r.isTensorList() || r.isNone())) return std::nullopt;
   }
+  if (has_out_arguments) take_fresh_result_strides(op, args, meta);
   return meta;
 }
 
@@ -128,15 +163,20 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   Stack args(stack->end() - num_args, stack->end());
   const auto& schema = op.schema();
   // Outputs: fresh ones allocated now with the meta layout, out= ones
-  // resized to the meta shape; the kernel copies the CPU results into both.
+  // shaped by ATen's out= rules; the kernel copies the CPU results into both.
   Stack results;
   std::vector<std::pair<at::Tensor, size_t>> targets_now;  // (foo output, index into flattened CPU results)
   size_t flat = 0;
   for (size_t r = 0; r < meta.size(); ++r) {
     if (auto arg = written_argument(schema, r)) {
       if (is_out_argument(schema.arguments()[*arg]) && meta[r].isTensor()) {
+        // ATen's out= rules (resize_output, and structured kernels'
+        // resize_out): an out= tensor of the result's sizes keeps its
+        // strides; another is resized, with a warning if it had elements,
+        // and takes the strides the operator gives a fresh output.
         at::Tensor out = args[*arg].toTensor();
-        at::native::resize_output(out, meta[r].toTensor().sizes());
+        const at::Tensor& m = meta[r].toTensor();
+        if (at::native::resize_output_check(out, m.sizes())) give_layout(out, m.sizes(), m.strides());
         targets_now.emplace_back(out, flat);
       }
       results.push_back(args[*arg]);
@@ -164,7 +204,7 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   }
   PhiloxStates rngs;
   Stack cpu = cpu_arguments(schema, args, device, /*queued=*/true, &rngs);
-  give_fresh_outputs(cpu, args, out_arguments(schema, args));
+  give_stand_ins(cpu, args, out_arguments(schema, args));
   std::vector<std::pair<TensorInfo, size_t>> targets;
   targets.reserve(targets_now.size());
   for (auto& [t, index] : targets_now) {

@@ -7,13 +7,16 @@
 //    checks the arguments and gives the outputs' sizes, strides and dtypes;
 //    foo outputs are allocated, and a kernel queued on the current stream
 //    runs the CPU implementation and copies each fresh output once into
-//    place. In-place and out= arguments are written directly; out=
-//    arguments are resized to the meta result's shape on the host, and the
-//    kernel copies the CPU result into them (FallbackQueued.cpp).
+//    place. In-place arguments are written directly. out= arguments follow
+//    ATen's out= rules on the host (kept if the result's sizes, else
+//    resized, with the usual warning, to the layout of a fresh result); the
+//    CPU kernel writes a CPU tensor of their layout, which the kernel then
+//    copies into them (FallbackQueued.cpp).
 //  - synchronous, for operators whose outputs depend on the data (no meta
 //    result, or non-tensor results, as `nonzero` or `.item()`): the host
 //    waits for the stream, runs the CPU implementation, and copies each
-//    fresh output once to the device. They are the only ones that
+//    fresh output once to the device; out= arguments end with the layout
+//    the CPU kernel gave their CPU stand-ins. They are the only ones that
 //    synchronize the host, as on CUDA; torch.foo.synchronizing_ops() lists
 //    them (FallbackSynchronous.cpp).
 // Each takes the call's `num_args` arguments from the top of `stack` and

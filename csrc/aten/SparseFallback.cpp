@@ -35,9 +35,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aten/DeviceCheck.h"
+#include "aten/FallbackArguments.h"
 #include "aten/FallbackLog.h"
 #include "aten/IValueTensors.h"
 #include "aten/KernelArguments.h"
@@ -84,9 +86,11 @@ at::Tensor cpu_copy(const at::Tensor& t) {
   return copy;
 }
 
-// `target` (a foo argument the operator writes) takes the CPU result.
+// `target` (a foo argument the operator writes) takes the CPU result, and
+// a dense one its layout too (the CPU kernel applied ATen's out= rules to
+// the copy).
 void write_back(const at::Tensor& target, const at::Tensor& result) {
-  if (target.layout() == c10::kStrided && target.sizes() != result.sizes()) target.resize_(result.sizes());
+  if (target.layout() == c10::kStrided) fallback::give_layout(target, result.sizes(), result.strides());
   target.copy_(result);
 }
 
@@ -239,10 +243,19 @@ void foo_sparse_fallback(const c10::OperatorHandle& op, Stack* stack) {
   note_synchronizing(name);
   getCurrentFooStream(device->index()).synchronize();
 
+  // One copy per foo tensor: an argument passed twice (s.mul_(d) is
+  // mul.out(s, d, out=s)) stays one tensor, whose CPU kernel sees it so.
+  std::vector<std::pair<c10::TensorImpl*, at::Tensor>> copies;
+  auto copy_once = [&copies](const at::Tensor& t) {
+    for (const auto& [impl, copy] : copies) {
+      if (impl == t.unsafeGetTensorImpl()) return copy;
+    }
+    return copies.emplace_back(t.unsafeGetTensorImpl(), cpu_copy(t)).second;
+  };
   Stack cpu;
   cpu.reserve(num_args);
   for (const auto& a : args) {
-    cpu.push_back(map_tensors(a, cpu_copy, unchanged, c10::Device(c10::kCPU)));
+    cpu.push_back(map_tensors(a, copy_once, unchanged, c10::Device(c10::kCPU)));
   }
   Stack cpu_args(cpu.begin(), cpu.end());  // the call consumes the stack; in-place results live here
   {

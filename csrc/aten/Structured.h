@@ -151,7 +151,17 @@ struct ProvidedMeta final : Meta {
     } else {
       TORCH_CHECK(options.dtype() == output.dtype(), "Expected out tensor to have dtype ", options.dtype(),
                   ", but got ", output.dtype(), " instead");
-      at::native::resize_output(output, sizes);
+      // A resized output takes the operator's layout, as ATen's generated
+      // resize_out gives it (column-major for linalg's); one of the right
+      // sizes keeps its own.
+      if (at::native::resize_output(output, sizes)) {
+        if (!strides.empty()) {
+          at::Tensor t = output;
+          t.set_(output.storage(), output.storage_offset(), sizes, strides);  // grows the storage if needed
+        } else if (options.memory_format_opt().has_value()) {
+          output.unsafeGetTensorImpl()->empty_tensor_restride(*options.memory_format_opt());
+        }
+      }
     }
     // TensorIterator records its outputs here; plain meta classes have no body.
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>) Meta::set_output_raw_strided(i, sizes, strides, options);
@@ -287,6 +297,10 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
                           [&](auto&... args) {
                             if (!wide) {
                               CpuOut(out_alias, self_alias, args...);
+                              // A CPU kernel that restrided its output (resizing it
+                              // with a memory format) wrote it in that layout:
+                              // rewritten in the foo output's own.
+                              if (out_alias.strides() != o.strides()) o.cpu().copy_(out_alias.clone());
                               return;
                             }
                             // A dtype CUDA takes and CPU does not: computed wider, cast back.

@@ -18,6 +18,7 @@ class TensorInfo {
   // A CPU tensor over the same memory; only valid inside the kernel (or on
   // the host once the stream that writes it has been synchronized).
   at::Tensor cpu() const;
+  c10::IntArrayRef strides() const { return strides_; }
 
  private:
   void* storage_base_;  // null when there are no elements

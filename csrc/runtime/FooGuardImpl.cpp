@@ -117,8 +117,13 @@ c10::DeviceCapability FooGuardImpl::getDeviceCapability(c10::Device d) const {
   check_type(d);
   check_device_index(d.index());
   // Kernels run ATen's CPU implementations on device memory, so foo
-  // supports every dtype the CPU does: the default, all-true capability.
-  return c10::DeviceCapability();
+  // supports the dtypes the CPU does, but for the quantized ones: foo
+  // registers no quantized kernels (a call that would make a quantized foo
+  // tensor raises NotImplementedError).
+  c10::DeviceCapability capability;
+  auto& types = capability.capability_data.supported_scalar_types;
+  types.has_QInt8 = types.has_QUInt8 = types.has_QInt32 = types.has_QUInt4x2 = types.has_QUInt2x4 = 0;
+  return capability;
 }
 
 void FooGuardImpl::synchronizeDevice(const c10::DeviceIndex device_index) const { device_synchronize(device_index); }

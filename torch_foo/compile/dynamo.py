@@ -97,6 +97,12 @@ class FooInterface(DeviceInterface):
     def is_bf16_supported(including_emulation: bool = False) -> bool:
         return True  # foo kernels are ATen's CPU kernels, which support bfloat16
 
+    @classmethod
+    def is_dtype_supported(cls, dtype: torch.dtype, including_emulation: bool = False) -> bool:
+        # The device's own answer (every dtype but the quantized ones, for
+        # which foo has no kernels).
+        return dtype in torch.accelerator.get_device_capability("foo")["supported_dtypes"]
+
     @staticmethod
     def is_triton_capable(device: torch.types.Device = None) -> bool:
         return False  # inductor generates C++ for foo, never Triton
