@@ -682,15 +682,15 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
     // here on rings after this read.
     uint32_t seen = d->doorbell.load(std::memory_order_relaxed);
     lock.unlock();
-    auto until = Clock::now() + kSpin;
+    auto idle_since = Clock::now();
+    auto until = idle_since + kSpin;
     while (d->doorbell.load(std::memory_order_acquire) == seen && Clock::now() < until) {
       std::this_thread::yield();
     }
-    bool rung = d->doorbell.load(std::memory_order_relaxed) != seen;
-    if (rung) {
-      // A host waiting for the work without taking it, or polling for it,
-      // ends the gathering.
-      auto gathered = Clock::now() + kGather;
+    auto rung = Clock::now();
+    if (d->doorbell.load(std::memory_order_relaxed) != seen && rung - idle_since < kGather) {
+      // A host waiting for the work, or polling for it, ends the gathering.
+      auto gathered = rung + kGather;
       uint32_t queries = host_queries_.load(std::memory_order_acquire);
       while (hosts_waiting_.load(std::memory_order_acquire) == 0 &&
              host_queries_.load(std::memory_order_acquire) == queries && Clock::now() < gathered) {
@@ -699,10 +699,7 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
     }
     lock.lock();
     d->spinning.fetch_sub(1);
-    // Rung, even if a waiting host took the work: launches keep coming, so
-    // it polls on rather than sleep (waking it would cost the next launch
-    // a system call).
-    if (rung || !d->runnable.empty()) return;
+    if (!d->runnable.empty()) return;
   }
   ++d->sleeping;
   d->asleep[executor] = true;
@@ -739,7 +736,10 @@ void Scheduler::run_kernel(const Command& c, Stream* s) {
 void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred, Stream* awaited,
                           Device* device, Stream* claimed) {
   if (claimed == nullptr && pred()) return;
-  run_host_work(lock, pred, awaited, device, claimed);
+  // A host the embedding keeps from running kernels (its hook declined)
+  // does not try again in this wait: each try takes the stream from the
+  // executors for nothing.
+  bool may_work = run_host_work(lock, pred, awaited, device, claimed);
   if (pred()) return;
   struct Waiting {
     std::atomic<int>& count;
@@ -757,8 +757,8 @@ void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>
       lock.lock();
       if (pred()) return;
       // What it waits for became runnable, and no executor took it yet.
-      if (host_takeable(awaited, device) != nullptr) {
-        run_host_work(lock, pred, awaited, device, nullptr);
+      if (may_work && host_takeable(awaited, device) != nullptr) {
+        may_work = run_host_work(lock, pred, awaited, device, nullptr);
         if (pred()) return;
       }
     }

@@ -244,8 +244,9 @@ class Scheduler {
   // ---- host work (scheduler_host_work.cpp); all with mutex_ held.
   // Runs the awaited work on the calling host, batch by batch, from
   // `claimed` (or a stream it may take) until pred() holds or it may take
-  // no more; returns with the thread's own state back.
-  void run_host_work(Lock& lock, const std::function<bool()>& pred, Stream* awaited, Device* device,
+  // no more; returns with the thread's own state back, and false if the
+  // embedding declined to run kernels on this thread (fooSetHostWorkHook).
+  bool run_host_work(Lock& lock, const std::function<bool()>& pred, Stream* awaited, Device* device,
                      Stream* claimed);
   // A stream the waiting host may take now, or null: the one holding up
   // `awaited` (holding_up), or the device's first runnable one.

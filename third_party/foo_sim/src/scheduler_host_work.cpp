@@ -27,14 +27,15 @@ std::vector<Command>& host_batch() {
 
 }  // namespace
 
-void Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Stream* awaited, Device* device,
+bool Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Stream* awaited, Device* device,
                               Stream* claimed) {
   Stream* s = claimed;
   if (s == nullptr) {
     s = host_takeable(awaited, device);
-    if (s == nullptr) return;
+    if (s == nullptr) return true;
     claim(s);
   }
+  bool declined = false;
   HostWork work;
   std::vector<Command>& batch = host_batch();
   while (s != nullptr) {
@@ -45,6 +46,7 @@ void Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Str
     size_t ran = 0;
     KernelErrorPtr failure;
     bool entered = work.enter();
+    declined = !entered;
     if (entered) {
       work.serve_device(d->index);
       failure = run_kernels(batch, s, listed, &ran);
@@ -73,6 +75,7 @@ void Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Str
     work.leave();
     lock.lock();
   }
+  return !declined;
 }
 
 Stream* Scheduler::host_takeable(Stream* awaited, Device* device) const {
