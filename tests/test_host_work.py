@@ -205,11 +205,14 @@ def test_a_kernel_runs_with_the_thread_count_of_its_launch_and_the_host_keeps_it
     x = _probe_input()
     threads = torch.get_num_threads()
 
+    # The host runs kernels only on one intra-op thread of its own (more would
+    # bring a second OpenMP team beside the executors'): it waits on one, the
+    # kernel was launched on two.
     def launch():
         SEEN.clear()
-        torch.set_num_threads(1)
+        torch.set_num_threads(2)
         probe(x)
-        torch.set_num_threads(threads + 1)
+        torch.set_num_threads(1)
 
     def wait(_):
         foo.synchronize()
@@ -219,8 +222,21 @@ def test_a_kernel_runs_with_the_thread_count_of_its_launch_and_the_host_keeps_it
         seen, after = on_the_waiting_host(launch, wait, kernels=1)
     finally:
         torch.set_num_threads(threads)
-    assert seen["threads"] == 1
-    assert after == threads + 1
+    assert seen["threads"] == 2
+    assert after == 1
+
+
+def test_a_host_on_several_intra_op_threads_leaves_the_work_to_the_executors(foo):
+    threads = torch.get_num_threads()
+    x = torch.randn(64, device="foo")
+    torch.set_num_threads(2)
+    try:
+        for _ in range(20):
+            before = _C._host_work_count()
+            (x + 1).sum().item()
+            assert _C._host_work_count() == before
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_a_profiled_kernel_run_on_the_host_is_on_the_device_rows_only(foo):
