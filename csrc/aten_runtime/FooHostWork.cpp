@@ -140,12 +140,14 @@ int on_host_work(fooHostWorkPhase phase, void* /*user_data*/) {
     end();
     return 0;
   }
-  // A host that runs kernels on several intra-op threads would bring its own
-  // OpenMP team beside the executors' teams, two teams spinning on the
-  // same cores (CPU's parallel kernels then take up to twice as long): such
-  // a host leaves the work to the executors. Host work is for the latency
-  // of small operators, whose kernels never start a team.
-  if (at::get_num_threads() > 1) return 1;
+  if (phase == fooHostWorkAsk) {
+    // A host that runs kernels on several intra-op threads would bring its
+    // own OpenMP team beside the executors' teams, two teams spinning on the
+    // same cores (CPU's parallel kernels then take up to twice as long):
+    // such a host leaves the work to the executors. Host work is for the
+    // latency of small operators, whose kernels never start a team.
+    return at::get_num_threads() > 1 ? 1 : 0;
+  }
   try {
     begin();
     return 0;

@@ -22,6 +22,11 @@ void set_host_work_hook(fooHostWorkHook hook, void* user_data) {
   g_hook.store(hook, std::memory_order_release);
 }
 
+bool host_work_allowed() {
+  fooHostWorkHook hook = g_hook.load(std::memory_order_acquire);
+  return hook == nullptr || hook(fooHostWorkAsk, g_user_data.load(std::memory_order_relaxed)) == 0;
+}
+
 void count_host_work(size_t functions) { t_functions_run += functions; }
 
 bool HostWork::enter() {

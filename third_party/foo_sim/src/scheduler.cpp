@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "adaptive_mutex.h"
+#include "host_work.h"
 #include "error.h"
 #include "idle_hook.h"
 #include "priority.h"
@@ -304,7 +305,7 @@ fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work) {
 // stream first and runs `c` itself (host work): no executor is offered it.
 fooError_t Scheduler::enqueue_and_wait(Lock& lock, Stream* s, Command c) {
   auto m = std::make_shared<Marker>();
-  Stream* claimed = idle(s) && host_may_claim(s->device) ? s : nullptr;
+  Stream* claimed = idle(s) && host_may_claim(s->device) && host_work_allowed() ? s : nullptr;
   if (claimed != nullptr) claim(claimed);
   push(s, std::move(c));
   Command record;
@@ -547,8 +548,7 @@ void Scheduler::list_runnable(Stream* s) {
   }
   // Wake a sleeper only if the executors already awake cannot take all the
   // work: a woken executor with nothing to do would spin on a busy core.
-  int awake = d->spinning.load() + d->returning;
-  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake && d->busy < config_.executors_per_device) {
+  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake(d) && d->busy < config_.executors_per_device) {
     wake_executor(d, s->home);
   }
 }
@@ -566,6 +566,7 @@ void Scheduler::wake_executor(Device* d, int preferred) {
   // Marked awake here, so that the next wake picks another sleeper.
   d->asleep[chosen] = false;
   --d->sleeping;
+  ++d->waking;
   d->executor_cv[chosen]->notify_one();
 }
 
@@ -709,13 +710,19 @@ void Scheduler::wait_for_work(Device* d, int executor, Lock& lock) {
     // arriving in bursts finds what the hook releases (an OpenMP team)
     // still there. It runs without the mutex, still marked asleep: a wake
     // meanwhile is seen when the wait below starts.
-    if (d->executor_cv[executor]->wait_for(lock, kIdleBeforeHook, woken)) return;
+    if (d->executor_cv[executor]->wait_for(lock, kIdleBeforeHook, woken)) {
+      --d->waking;
+      return;
+    }
     lock.unlock();
     run_idle_hook(fooIdleExecutor);
     lock.lock();
   }
   d->executor_cv[executor]->wait(lock, woken);
+  --d->waking;
 }
+
+int Scheduler::awake(const Device* d) { return d->spinning.load() + d->returning + d->waking; }
 
 void Scheduler::run_kernel(const Command& c, Stream* s) {
   if (config_.launch_delay_us > 0) {

@@ -130,6 +130,12 @@ struct Device {
   int busy = 0;
   int sleeping = 0;               // executors blocked on their executor_cv
   int returning = 0;              // executors that finished a kernel and will pick next
+  // Executors woken but not back under the mutex yet: each will pick, so a
+  // stream listed meanwhile needs no other sleeper. Waking a second one put
+  // a stream's next kernels on another executor, whose OpenMP team then ran
+  // beside the first one's (twice the threads for the cores: libgomp makes
+  // every team sleep between parallel regions).
+  int waking = 0;
   std::atomic<int> spinning{0};   // executors polling `doorbell`: at most one
   // Rung each time a stream is listed runnable; what a spinning executor
   // polls. A launch rings it after releasing the scheduler's mutex, so that
@@ -228,6 +234,8 @@ class Scheduler {
   void wait_for_work(Device* d, int executor, Lock& lock);
   // Wakes `preferred` if it sleeps, else any sleeping executor.
   static void wake_executor(Device* d, int preferred);
+  // Executors of `d` that will pick a runnable stream without being woken.
+  static int awake(const Device* d);
   void run_kernel(const Command& c, Stream* s);
   // Whether `a` is picked before `b` (both runnable on one device).
   static bool picked_before(const Stream* a, const Stream* b);

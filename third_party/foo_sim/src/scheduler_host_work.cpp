@@ -31,6 +31,7 @@ bool Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Str
                               Stream* claimed) {
   Stream* s = claimed;
   if (s == nullptr) {
+    if (!host_work_allowed()) return false;
     s = host_takeable(awaited, device);
     if (s == nullptr) return true;
     claim(s);
@@ -136,8 +137,7 @@ void Scheduler::claim(Stream* s) {
 }
 
 void Scheduler::offer_work(Device* d) {
-  int awake = d->spinning.load() + d->returning;
-  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake && d->busy < config_.executors_per_device) {
+  if (d->sleeping > 0 && static_cast<int>(d->runnable.size()) > awake(d) && d->busy < config_.executors_per_device) {
     wake_executor(d, d->runnable.front()->home);
   }
 }

@@ -329,12 +329,16 @@ TEST(a_failure_in_work_the_host_ran_is_reported_by_the_blocking_launch) {
 }
 
 namespace {
-std::atomic<int> g_begins{0}, g_ends{0};
-std::atomic<bool> g_decline{false};
+std::atomic<int> g_begins{0}, g_ends{0}, g_asks{0};
+std::atomic<bool> g_decline{false}, g_refuse{false};
 thread_local bool t_in_host_work = false;
 
 int bracket(fooHostWorkPhase phase, void* user_data) {
   CHECK(user_data == &g_begins);
+  if (phase == fooHostWorkAsk) {
+    ++g_asks;
+    return g_refuse ? 1 : 0;
+  }
   if (phase == fooHostWorkBegin) {
     if (g_decline) return 1;
     ++g_begins;
@@ -366,6 +370,17 @@ TEST(the_embeddings_hook_brackets_host_work_and_may_decline_it) {
   CHECK(fooHostWorkCount() == before);
   CHECK(g_begins == 1 && g_ends == 1);
   g_decline = false;
+
+  // Asked first, a hook that refuses leaves the stream to the executors
+  // without beginning.
+  g_refuse = true;
+  int asks = g_asks;
+  CHECK_OK(harness::launch(nullptr, [&] { ran = std::this_thread::get_id(); }));
+  CHECK(!on_this_thread(ran));
+  CHECK(fooHostWorkCount() == before);
+  CHECK(g_asks > asks);
+  CHECK(g_begins == 1 && g_ends == 1);
+  g_refuse = false;
   CHECK_OK(fooSetHostWorkHook(nullptr, nullptr));
 }
 

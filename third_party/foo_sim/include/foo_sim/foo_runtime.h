@@ -366,12 +366,16 @@ FOO_SIM_API fooError_t fooSetIdleHook(fooIdleHook hook, void* userData);
  * `hook`: hook(fooHostWorkBegin, userData) runs on the waiting thread
  * before the first function of a wait, hook(fooHostWorkEnd, userData) after
  * the last one, outside foo_sim's locks; they must not call foo_sim.
- * Begin returning nonzero declines: the thread then waits for an executor
+ * Before the thread takes a stream, hook(fooHostWorkAsk, userData) runs
+ * under foo_sim's lock: it must be quick, and returning nonzero leaves the
+ * work to the executors (the stream is not taken from them). Begin
+ * returning nonzero declines too: the thread then waits for an executor
  * (and End is not called). NULL removes the hook. Set it before work
  * starts. */
 typedef enum fooHostWorkPhase {
   fooHostWorkBegin = 0,
-  fooHostWorkEnd = 1
+  fooHostWorkEnd = 1,
+  fooHostWorkAsk = 2
 } fooHostWorkPhase;
 typedef int (*fooHostWorkHook)(fooHostWorkPhase phase, void* userData);
 FOO_SIM_API fooError_t fooSetHostWorkHook(fooHostWorkHook hook, void* userData);
