@@ -207,8 +207,17 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   give_stand_ins(cpu, args, out_arguments(schema, args));
   std::vector<std::pair<TensorInfo, size_t>> targets;
   targets.reserve(targets_now.size());
+  SerialWork work;
   for (auto& [t, index] : targets_now) {
+    work.add(t);
     if (t.numel() > 0) targets.emplace_back(TensorInfo(t), index);
+  }
+  for (const c10::IValue& a : args) {
+    if (a.isTensor()) {
+      work.add(a.toTensor());
+    } else if (a.isTensorList()) {
+      for (const at::Tensor& t : a.toTensorList()) work.add(t);
+    }
   }
   launch_op(device.index(), interned_name(op.schema().name()),
             [op, cpu = std::move(cpu), rngs = std::move(rngs), targets = std::move(targets), widening] {
@@ -231,7 +240,8 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
                             flat_results[index].sizes(), " on CPU but its meta function gave ", dst.sizes());
                 if (!flat_results[index].is_same(dst)) dst.copy_(flat_results[index]);
               }
-            });
+            },
+            work.serial());
   torch::jit::drop(*stack, num_args);
   for (auto& r : results) stack->push_back(std::move(r));
 }
