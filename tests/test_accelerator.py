@@ -26,7 +26,7 @@ def test_device_index_functions(foo):
         with torch.accelerator.device_index(1):
             raise RuntimeError("leaving")
     assert foo.current_device() == 0
-    with pytest.raises(RuntimeError, match="Invalid foo device index 3"):
+    with pytest.raises(torch.AcceleratorError, match=r"^foo error: invalid device ordinal \(device index 3;"):
         torch.accelerator.set_device_index(3)
 
 
