@@ -39,8 +39,9 @@ std::string no_device_reason() { return device_count_result().reason; }
 void throw_invalid_device(int64_t device) {
   const int count = device_count();
   throw c10::AcceleratorError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, fooErrorInvalidDevice,
-                              c10::str("foo error: ", fooGetErrorString(fooErrorInvalidDevice), " (device index ",
-                                       device, "; valid indices are 0 to ", count - 1, ", ", count, " foo devices)"));
+                              c10::str("foo error: ", fooGetErrorString(fooErrorInvalidDevice),
+                                       ". The device index is out of range: ", device, " (valid indices are 0 to ",
+                                       count - 1, ", ", count, " foo devices)"));
 }
 
 void check_device_index(c10::DeviceIndex device) {
