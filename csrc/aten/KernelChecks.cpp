@@ -25,6 +25,23 @@ void mm_dtypes(const at::Tensor&, const std::vector<at::Tensor>& t) {
               " != ", t[1].dtype());
 }
 
+// mean's out= tensor: CPU's kernel sums the input into it, which refuses a
+// dtype the input's cannot be cast to.
+void mean_out_dtype(const at::Tensor& out, const std::vector<at::Tensor>& t) {
+  TORCH_CHECK(c10::canCast(t[0].scalar_type(), out.scalar_type()), "result type ", t[0].scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+}
+
+// norm's out= tensor: CPU's kernel computes linalg_vector_norm into it,
+// whose result is floating (the input's real dtype, without dtype=), so an
+// integral one is refused.
+void norm_out_dtype(const at::Tensor& out, const std::vector<at::Tensor>& t) {
+  TORCH_CHECK(c10::isFloatingType(out.scalar_type()) || c10::isComplexType(out.scalar_type()),
+              "Expected out tensor to have dtype ",
+              c10::scalarTypeToTypeMeta(c10::toRealValueType(t[0].scalar_type())), ", but got ", out.dtype(),
+              " instead");
+}
+
 // bmm, baddbmm: every operand in the first one's dtype (checked by the
 // kernel, which an empty output skips).
 void batched_dtypes(const at::Tensor& out, const std::vector<at::Tensor>& t) {
@@ -190,6 +207,8 @@ TensorChecks structured_checks(std::string_view name) {
   if (name == "aten::mm") return mm_dtypes;
   if (name == "aten::bmm" || name == "aten::baddbmm") return batched_dtypes;
   if (name == "aten::addmv") return addmv_dtypes;
+  if (name == "aten::mean.dim") return mean_out_dtype;
+  if (name == "aten::norm.ScalarOpt_dim" || name == "aten::norm.ScalarOpt_dim_dtype") return norm_out_dtype;
   return nullptr;
 }
 
