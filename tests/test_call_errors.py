@@ -99,6 +99,12 @@ _REPROS = {
         lambda x: lambda: torch.kthvalue(x, 5))(torch.zeros(3, device=d))),
     "masked_fill_ with a uint8 mask": (RuntimeError, lambda d: (
         lambda x, m: lambda: x.masked_fill_(m, 1.0))(torch.zeros(3, device=d), torch.ones(3, dtype=torch.uint8, device=d))),
+    # CUDA's indexing hands a number to index_put_ as a CPU scalar, which
+    # with a mask goes to masked_fill_ and its checks.
+    "a number set through a uint8 mask": (RuntimeError, lambda d: (
+        lambda x, m: lambda: x.__setitem__(m, 2.0))(torch.zeros(3, device=d), torch.ones(3, dtype=torch.uint8, device=d))),
+    "a number set through a mask of another shape": (IndexError, lambda d: (
+        lambda x, m: lambda: x.__setitem__(m, 2.0))(torch.zeros(2, 3, device=d), torch.ones(3, dtype=torch.bool, device=d))),
 }
 
 
@@ -114,6 +120,16 @@ def test_issue_repros_raise_at_the_call(foo, case):
     assert not foo.current_stream().query()  # raised by the call, not a wait
     assert str(on_foo.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
     foo.synchronize()
+
+
+def test_a_device_value_set_through_a_uint8_mask_is_put_with_the_deprecation_warning(foo):
+    # A tensor already on the device takes index_put_'s path on CUDA too:
+    # the uint8 mask is deprecated, not refused.
+    x = torch.zeros(4, device="foo")
+    mask = torch.tensor([1, 0, 1, 0], dtype=torch.uint8, device="foo")
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        x[mask] = torch.tensor(3.0, device="foo")
+    assert x.cpu().tolist() == [3.0, 0.0, 3.0, 0.0]
 
 
 def test_an_error_only_the_kernel_finds_keeps_cpus_type(foo):
