@@ -99,6 +99,24 @@ _REPROS = {
         lambda x: lambda: torch.kthvalue(x, 5))(torch.zeros(3, device=d))),
     "masked_fill_ with a uint8 mask": (RuntimeError, lambda d: (
         lambda x, m: lambda: x.masked_fill_(m, 1.0))(torch.zeros(3, device=d), torch.ones(3, dtype=torch.uint8, device=d))),
+    # Two-output operators' out= forms take their results' dtypes only.
+    **{f"{name} out= of another dtype": (RuntimeError, lambda d, call=call: (
+        lambda x, v, i: lambda: call(x, v, i))(torch.randn(4, 5, device=d), torch.empty(0, device=d),
+                                             torch.empty(0, device=d)))
+       for name, call in {
+           "sort": lambda x, v, i: torch.sort(x, out=(v, i)),
+           "stable sort": lambda x, v, i: torch.sort(x, stable=True, out=(v, i)),
+           "topk": lambda x, v, i: torch.topk(x, 2, out=(v.long(), i)),
+           "max.dim": lambda x, v, i: torch.max(x, 0, out=(v, i)),
+           "min.dim": lambda x, v, i: torch.min(x, 0, out=(v.long(), i.long())),
+           "kthvalue": lambda x, v, i: torch.kthvalue(x, 2, out=(v, i)),
+           "mode": lambda x, v, i: torch.mode(x, 0, out=(v, i)),
+           "aminmax": lambda x, v, i: torch.aminmax(x, dim=0, out=(v.long(), i)),
+       }.items()},
+    "mode's dimension out of range": (IndexError, lambda d: (
+        lambda x: lambda: torch.mode(x, 3))(torch.zeros(4, 5, device=d))),
+    "mode of an empty dimension": (IndexError, lambda d: (
+        lambda x: lambda: torch.mode(x, 0))(torch.zeros(0, 5, device=d))),
     # CUDA's indexing hands a number to index_put_ as a CPU scalar, which
     # with a mask goes to masked_fill_ and its checks.
     "a number set through a uint8 mask": (RuntimeError, lambda d: (

@@ -1,6 +1,7 @@
 #include "aten/KernelChecks.h"
 
 #include <functional>
+#include <tuple>
 #include <unordered_map>
 
 #include <ATen/Dispatch_v2.h>
@@ -109,7 +110,24 @@ void kthvalue_arguments(const std::string& name, const Stack& args) {
   int64_t slice = self.dim() == 0 ? 1 : self.size(dim);
   at::native::zero_numel_check_dims(self, dim, "kthvalue()");
   TORCH_CHECK(k >= 1 && k <= slice, "kthvalue(): selected number k out of range for dimension ", dim);
-  if (name == "aten::kthvalue.values") at::assert_no_overlap(self, tensor_at(args, 4));
+  if (name != "aten::kthvalue.values") return;
+  at::assert_no_overlap(self, tensor_at(args, 4));
+  TORCH_CHECK(tensor_at(args, 4).scalar_type() == self.scalar_type(), "output values must be of same type as input");
+  TORCH_CHECK(tensor_at(args, 5).scalar_type() == at::kLong, "output indices must be of scalar type Long");
+}
+
+// mode(.values): out= values in the input's dtype and Long indices; a
+// dimension in range, with elements.
+void mode_arguments(const std::string& name, const Stack& args) {
+  const at::Tensor& self = tensor_at(args, 0);
+  if (name == "aten::mode.values") {
+    for (auto [i, dtype, what] : {std::tuple{3, self.scalar_type(), "values"}, std::tuple{4, at::kLong, "indices"}}) {
+      TORCH_CHECK(tensor_at(args, i).scalar_type() == dtype, "expected scalar type '", dtype, "' but got '",
+                  tensor_at(args, i).scalar_type(), "' for ", what, " output");
+    }
+  }
+  int64_t dim = at::maybe_wrap_dim(args[1].toInt(), self.dim());
+  at::native::zero_numel_check_dims(self, dim, "mode()");
 }
 
 // median / nanmedian along a dimension: one with elements; out= values in
@@ -133,15 +151,28 @@ void bucketize_arguments(const std::string& name, const Stack& args) {
                                      args[3].toBool(), std::nullopt, at::Tensor());
 }
 
-// aminmax.out: a structured operator, whose out= wrapper takes outputs of
-// the result's dtype only (torch's Python meta function for it would cast).
+// Structured operators with two outputs: their out= wrapper takes outputs
+// of the results' dtypes only, in resize_out's words (torch's Python meta
+// functions for them, which the fallback runs, cast or take any dtype).
+void check_out_dtype(const at::Tensor& out, caffe2::TypeMeta expected) {
+  TORCH_CHECK(out.dtype() == expected, "Expected out tensor to have dtype ", expected, ", but got ", out.dtype(),
+              " instead");
+}
+
 void aminmax_out_arguments(const std::string&, const Stack& args) {
   const at::Tensor& self = tensor_at(args, 0);
-  for (size_t i : {3, 4}) {
-    const at::Tensor& out = tensor_at(args, i);
-    TORCH_CHECK(out.dtype() == self.dtype(), "Expected out tensor to have dtype ", self.dtype(), ", but got ",
-                out.dtype(), " instead");
-  }
+  check_out_dtype(tensor_at(args, 3), self.dtype());
+  check_out_dtype(tensor_at(args, 4), self.dtype());
+}
+
+// sort.values(self, dim, descending, values, indices) and
+// sort.values_stable(self, stable, dim, descending, values, indices).
+void sort_out_arguments(const std::string& name, const Stack& args) {
+  const at::Tensor& self = tensor_at(args, 0);
+  const size_t dim = name == "aten::sort.values_stable" ? 2 : 1;
+  (void)at::maybe_wrap_dim(args[dim].toInt(), self.dim());
+  check_out_dtype(tensor_at(args, dim + 2), self.dtype());
+  check_out_dtype(tensor_at(args, dim + 3), caffe2::TypeMeta::Make<int64_t>());
 }
 
 // _logcumsumexp: CUDA wraps the dimension on the host; CPU's kernel does.
@@ -172,6 +203,10 @@ const std::unordered_map<std::string, FallbackCheck>& fallback_checks() {
       {"aten::bucketize.Tensor_out", bucketize_arguments},
       {"aten::bucketize.Scalar", bucketize_arguments},
       {"aten::aminmax.out", aminmax_out_arguments},
+      {"aten::sort.values", sort_out_arguments},
+      {"aten::sort.values_stable", sort_out_arguments},
+      {"aten::mode", mode_arguments},
+      {"aten::mode.values", mode_arguments},
       {"aten::_logcumsumexp", logcumsumexp_arguments},
       {"aten::_logcumsumexp.out", logcumsumexp_arguments},
   };
