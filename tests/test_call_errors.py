@@ -113,6 +113,12 @@ _REPROS = {
            "mode": lambda x, v, i: torch.mode(x, 0, out=(v, i)),
            "aminmax": lambda x, v, i: torch.aminmax(x, dim=0, out=(v.long(), i)),
        }.items()},
+    "randperm beyond what the out= dtype holds": (RuntimeError, lambda d: (
+        lambda out: lambda: torch.randperm(300, out=out))(torch.empty(0, dtype=torch.uint8, device=d))),
+    "randperm beyond half's precision": (RuntimeError, lambda d: (
+        lambda out: lambda: torch.randperm(2050, out=out))(torch.empty(0, dtype=torch.half, device=d))),
+    "logspace into an out= whose elements share memory": (RuntimeError, lambda d: (
+        lambda out: lambda: torch.logspace(1, 10, 10, out=out))(torch.zeros(1, device=d).expand(10))),
     "mode's dimension out of range": (IndexError, lambda d: (
         lambda x: lambda: torch.mode(x, 3))(torch.zeros(4, 5, device=d))),
     "mode of an empty dimension": (IndexError, lambda d: (

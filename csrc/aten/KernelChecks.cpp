@@ -12,6 +12,7 @@
 #include <ATen/native/BucketizationUtils.h>
 #include <ATen/native/Gelu.h>
 #include <ATen/native/ReduceOpsUtils.h>
+#include <ATen/native/TensorFactories.h>
 #include <c10/util/Exception.h>
 
 namespace foo::aten {
@@ -175,6 +176,22 @@ void sort_out_arguments(const std::string& name, const Stack& args) {
   check_out_dtype(tensor_at(args, dim + 3), caffe2::TypeMeta::Make<int64_t>());
 }
 
+// randperm into an out= tensor: n within what its dtype holds exactly
+// (CUDA's host code makes the same check before it launches).
+void randperm_out_arguments(const std::string&, const Stack& args) {
+  int64_t n = args[0].toInt();
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  at::native::check_supported_max_int_with_precision(n, tensor_at(args, 2));
+}
+
+// logspace into an out= tensor of the right size: CUDA computes into a
+// contiguous temporary and copies it into the out= tensor on the host,
+// which refuses one whose elements share memory.
+void logspace_out_arguments(const std::string&, const Stack& args) {
+  const at::Tensor& out = tensor_at(args, 4);
+  if (args[2].toInt() > 0 && out.numel() == args[2].toInt()) at::assert_no_internal_overlap(out);
+}
+
 // _logcumsumexp: CUDA wraps the dimension on the host; CPU's kernel does.
 void logcumsumexp_arguments(const std::string&, const Stack& args) {
   (void)at::maybe_wrap_dim(args[1].toInt(), tensor_at(args, 0).dim());
@@ -207,6 +224,8 @@ const std::unordered_map<std::string, FallbackCheck>& fallback_checks() {
       {"aten::sort.values_stable", sort_out_arguments},
       {"aten::mode", mode_arguments},
       {"aten::mode.values", mode_arguments},
+      {"aten::randperm.generator_out", randperm_out_arguments},
+      {"aten::logspace.out", logspace_out_arguments},
       {"aten::_logcumsumexp", logcumsumexp_arguments},
       {"aten::_logcumsumexp.out", logcumsumexp_arguments},
   };
