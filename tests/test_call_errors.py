@@ -119,6 +119,11 @@ _REPROS = {
         lambda out: lambda: torch.randperm(2050, out=out))(torch.empty(0, dtype=torch.half, device=d))),
     "logspace into an out= whose elements share memory": (RuntimeError, lambda d: (
         lambda out: lambda: torch.logspace(1, 10, 10, out=out))(torch.zeros(1, device=d).expand(10))),
+    "searchsorted into an out= of another dtype": (RuntimeError, lambda d: (
+        lambda b, v, out: lambda: torch.searchsorted(b, v, out=out))(
+            torch.tensor([1, 3, 5], device=d), torch.tensor([2, 4], device=d), torch.empty(2, device=d))),
+    "searchsorted's side neither left nor right": (RuntimeError, lambda d: (
+        lambda b: lambda: torch.searchsorted(b, b, side="bad"))(torch.tensor([1, 3, 5], device=d))),
     "mode's dimension out of range": (IndexError, lambda d: (
         lambda x: lambda: torch.mode(x, 3))(torch.zeros(4, 5, device=d))),
     "mode of an empty dimension": (IndexError, lambda d: (
@@ -143,6 +148,18 @@ def test_issue_repros_raise_at_the_call(foo, case):
         call()
     assert not foo.current_stream().query()  # raised by the call, not a wait
     assert str(on_foo.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
+    foo.synchronize()
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_a_dtype_cuda_has_no_kernel_for_is_refused_at_the_call(foo, shape):
+    # CUDA's aminmax kernels take no complex dtype; its host code refuses
+    # one as it dispatches, before any launch.
+    x = torch.ones(shape, dtype=torch.complex64, device="foo")
+    foo._sleep(50)
+    with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
+        torch.aminmax(x, dim=0) if shape else torch.aminmax(x)
+    assert not foo.current_stream().query()
     foo.synchronize()
 
 

@@ -1,6 +1,8 @@
 #include "aten/KernelChecks.h"
 
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -13,6 +15,7 @@
 #include <ATen/native/Gelu.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/TensorFactories.h>
+#include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
 namespace foo::aten {
@@ -152,6 +155,26 @@ void bucketize_arguments(const std::string& name, const Stack& args) {
                                      args[3].toBool(), std::nullopt, at::Tensor());
 }
 
+// searchsorted(sorted_sequence, self, out_int32, right, side, sorter[, out]):
+// the checks CPU's and CUDA's host code make before the search, on the
+// output they would allocate (metadata only) and a number `self` as the
+// 0-dim tensor they would make of it.
+void searchsorted_arguments(const std::string& name, const Stack& args) {
+  const at::Tensor& boundaries = tensor_at(args, 0);
+  const bool out_int32 = args[2].toBool();
+  std::optional<std::string_view> side;
+  if (!args[4].isNone()) side = args[4].toStringRef();
+  const at::Tensor sorter = args[5].isNone() ? at::Tensor() : args[5].toTensor();
+  const at::Tensor input = args[1].isTensor()
+                               ? args[1].toTensor()
+                               : at::empty({}, boundaries.options().dtype(args[1].toScalar().type()));
+  const at::Tensor output = name.ends_with("_out")
+                                ? tensor_at(args, 6)
+                                : at::empty({0}, at::TensorOptions(c10::kMeta).dtype(out_int32 ? at::kInt : at::kLong));
+  at::native::searchsorted_pre_check(boundaries, input, output, out_int32, args[3].toBool(), side, sorter);
+}
+
+
 // Structured operators with two outputs: their out= wrapper takes outputs
 // of the results' dtypes only, in resize_out's words (torch's Python meta
 // functions for them, which the fallback runs, cast or take any dtype).
@@ -219,6 +242,10 @@ const std::unordered_map<std::string, FallbackCheck>& fallback_checks() {
       {"aten::bucketize.Tensor", bucketize_arguments},
       {"aten::bucketize.Tensor_out", bucketize_arguments},
       {"aten::bucketize.Scalar", bucketize_arguments},
+      {"aten::searchsorted.Tensor", searchsorted_arguments},
+      {"aten::searchsorted.Tensor_out", searchsorted_arguments},
+      {"aten::searchsorted.Scalar", searchsorted_arguments},
+      {"aten::searchsorted.Scalar_out", searchsorted_arguments},
       {"aten::aminmax.out", aminmax_out_arguments},
       {"aten::sort.values", sort_out_arguments},
       {"aten::sort.values_stable", sort_out_arguments},
