@@ -124,6 +124,10 @@ _REPROS = {
             torch.tensor([1, 3, 5], device=d), torch.tensor([2, 4], device=d), torch.empty(2, device=d))),
     "searchsorted's side neither left nor right": (RuntimeError, lambda d: (
         lambda b: lambda: torch.searchsorted(b, b, side="bad"))(torch.tensor([1, 3, 5], device=d))),
+    "histc over an infinite range": (RuntimeError, lambda d: (
+        lambda x: lambda: torch.histc(x, bins=4, min=0, max=float("inf")))(torch.ones(3, device=d))),
+    "histc with max below min": (RuntimeError, lambda d: (
+        lambda x: lambda: torch.histc(x, bins=4, min=5, max=1))(torch.ones(3, device=d))),
     "mode's dimension out of range": (IndexError, lambda d: (
         lambda x: lambda: torch.mode(x, 3))(torch.zeros(4, 5, device=d))),
     "mode of an empty dimension": (IndexError, lambda d: (

@@ -1,6 +1,9 @@
 #include "aten/KernelChecks.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -15,6 +18,7 @@
 #include <ATen/native/Gelu.h>
 #include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/TensorFactories.h>
+#include <ATen/ops/aminmax.h>
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
 
@@ -215,6 +219,42 @@ void logspace_out_arguments(const std::string&, const Stack& args) {
   if (args[2].toInt() > 0 && out.numel() == args[2].toInt()) at::assert_no_internal_overlap(out);
 }
 
+// histc(self, bins, min, max[, out]): the range the host code picks before
+// the kernel, finite and increasing. When min == max it is the input's
+// extrema, which CUDA's host code reads from the device too (a wait).
+void histc_arguments(const std::string&, const Stack& args) {
+  const at::Tensor& self = tensor_at(args, 0);
+  double left = args[2].toScalar().to<double>();
+  double right = args[3].toScalar().to<double>();
+  if (left == right && self.numel() > 0) {
+    auto [lo, hi] = at::aminmax(self);
+    left = lo.item<double>();
+    right = hi.item<double>();
+  }
+  if (left == right) {
+    // CPU widens an empty range by one, or for float and double inputs to
+    // the neighbouring representable values if those are farther.
+    auto widen = [&](auto zero) {
+      using T = decltype(zero);
+      left = std::min(static_cast<double>(std::nexttoward(static_cast<T>(left), std::numeric_limits<T>::lowest())),
+                      left - 1.);
+      right = std::max(static_cast<double>(std::nexttoward(static_cast<T>(right), std::numeric_limits<T>::max())),
+                       right + 1.);
+    };
+    if (self.scalar_type() == at::kDouble) {
+      widen(0.0);
+    } else if (self.scalar_type() == at::kFloat) {
+      widen(0.0f);
+    } else {
+      left -= 1;
+      right += 1;
+    }
+  }
+  TORCH_CHECK(!(std::isinf(left) || std::isinf(right) || std::isnan(left) || std::isnan(right)),
+              "torch.histc: range of [", left, ", ", right, "] is not finite");
+  TORCH_CHECK(left < right, "torch.histc: max must be larger than min");
+}
+
 // _logcumsumexp: CUDA wraps the dimension on the host; CPU's kernel does.
 void logcumsumexp_arguments(const std::string&, const Stack& args) {
   (void)at::maybe_wrap_dim(args[1].toInt(), tensor_at(args, 0).dim());
@@ -252,6 +292,8 @@ const std::unordered_map<std::string, FallbackCheck>& fallback_checks() {
       {"aten::mode", mode_arguments},
       {"aten::mode.values", mode_arguments},
       {"aten::randperm.generator_out", randperm_out_arguments},
+      {"aten::histc", histc_arguments},
+      {"aten::histc.out", histc_arguments},
       {"aten::logspace.out", logspace_out_arguments},
       {"aten::_logcumsumexp", logcumsumexp_arguments},
       {"aten::_logcumsumexp.out", logcumsumexp_arguments},
