@@ -133,8 +133,12 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
   } catch (const std::exception& e) {
-    // Overlap is a user error the CPU kernel would report too: say it now.
-    if (std::string_view(e.what()).find("unsupported operation: ") != std::string_view::npos) throw;
+    // Overlap, and an out= tensor a structured operator's out= wrapper
+    // refuses, are user errors the CPU kernel would report too: say them now.
+    if (std::string_view(e.what()).find("unsupported operation: ") != std::string_view::npos ||
+        std::string_view(e.what()).find("Expected out tensor to have ") != std::string_view::npos) {
+      throw;
+    }
     // No meta kernel, or a data-dependent one (some raise Python errors);
     // the host path runs the CPU kernel, which reports any real error.
     return std::nullopt;
