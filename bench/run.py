@@ -30,7 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-SUITES = ["bench_memory", "bench_compute", "bench_training", "bench_graphs", "bench_compile", "bench_observability"]
+SUITES = ["bench_memory", "bench_compute", "bench_latency", "bench_training", "bench_graphs", "bench_compile",
+          "bench_observability"]
 DOCS = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "docs", "benchmarks.md")]
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 

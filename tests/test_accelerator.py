@@ -26,7 +26,8 @@ def test_device_index_functions(foo):
         with torch.accelerator.device_index(1):
             raise RuntimeError("leaving")
     assert foo.current_device() == 0
-    with pytest.raises(RuntimeError, match="Invalid foo device index 3"):
+    # CUDA's error for an ordinal that names no device, with foo's name.
+    with pytest.raises(torch.AcceleratorError, match=r"^foo error: invalid device ordinal\. The device index is out"):
         torch.accelerator.set_device_index(3)
 
 

@@ -242,7 +242,6 @@ def _bad_calls():
     k_half, k_other, k_cpu, q64, k64, v64 = k.half(), k.to("foo:1"), k.cpu(), q.double(), k.double(), v.double()
     mask = {dtype: torch.zeros(L, S, dtype=dtype, device="foo") for dtype in (torch.int32, torch.bool)}
     mask_3d, mask_wide = torch.zeros(1, L, S, device="foo"), torch.zeros(L, S + 1, device="foo")
-    mask_grad = torch.zeros(L, S, device="foo", requires_grad=True)
     q_int, k_int, v_int = q.long(), k.long(), v.long()
     torch.foo.synchronize()
     return {
@@ -261,7 +260,6 @@ def _bad_calls():
         "integer": (lambda: _overrideable(q_int, k_int, v_int), "Expected data type in FP32"),
         "other_device": (lambda: _overrideable(q, k_other, v), "foo:1"),
         "cpu_key": (lambda: _overrideable(q, k_cpu, v), "cpu"),
-        "mask_requires_grad": (lambda: _overrideable(q, k, v, mask_grad), "no gradient for attn_bias"),
     }
 
 
@@ -294,6 +292,50 @@ def test_backward_checks_its_saved_tensors(foo):
         backward(out, q, k, v, out=out, logsumexp=lse[:, :, :-1], **args)
     with pytest.raises(RuntimeError, match="grad_out and out must have the query's sizes"):
         backward(out[:, :, :-1], q, k, v, out=out, logsumexp=lse, **args)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("form", ["float_2d", "float_4d", "float_broadcast_1h1s", "causal_and_mask", "gqa"])
+def test_a_mask_that_requires_grad_gets_its_gradient(foo, form, dtype):
+    # As from CUDA's memory-efficient kernel: the fused operator called
+    # directly, and the public function, give the mask CPU's gradient.
+    gqa = form == "gqa"
+    q, k, v = qkv(dtype, heads_kv=2 if gqa else H)
+    kwargs = masks(dtype)["float_broadcast_b1ls" if gqa else form]
+    mask, causal = kwargs["attn_mask"], kwargs.get("is_causal", False)
+    grad = torch.linspace(-1, 1, q.numel()).view(q.shape).to(dtype)
+    qc, kc, vc, mc = (t.clone().requires_grad_() for t in (q, k, v, mask))
+    # The public function takes no mask with is_causal: the causal mask is added to it.
+    future = torch.ones(L, S, dtype=torch.bool).triu(1)
+    causal_mask = torch.zeros(L, S, dtype=dtype).masked_fill(future, float("-inf")) if causal else 0
+    expected = F.scaled_dot_product_attention(qc, kc, vc, attn_mask=mc + causal_mask, enable_gqa=gqa)
+    expected.backward(grad)
+    for public in (False,) if causal else (False, True):
+        qf, kf, vf, mf = (t.foo().requires_grad_() for t in (q, k, v, mask))
+        if public:
+            out = F.scaled_dot_product_attention(qf, kf, vf, attn_mask=mf, is_causal=causal, enable_gqa=gqa)
+        else:
+            out = _overrideable(qf, kf, vf, mf, is_causal=causal)[0]
+        out.backward(grad.foo())
+        assert mf.grad.shape == mask.shape
+        for name, g, e in (("out", out, expected), ("grad_mask", mf.grad, mc.grad), ("grad_q", qf.grad, qc.grad)):
+            torch.testing.assert_close(g.detach().cpu(), e.detach(), **TOL[dtype], msg=f"{name}, public={public}")
+
+
+def test_mask_gradient_with_dropout_equals_math_with_the_same_dropout_mask(foo):
+    q, k, v = qkv()
+    mask = masks(torch.float32)["float_broadcast_1h1s"]["attn_mask"]
+    qf, kf, vf, mf = (t.foo().requires_grad_() for t in (q, k, v, mask))
+    out, _lse, *_, kept = _overrideable(qf, kf, vf, mf, 0.3, return_debug_mask=True)
+    grad = torch.linspace(-1, 1, out.numel()).view(out.shape)
+    out.backward(grad.foo())
+    qc, kc, vc, mc = (t.clone().requires_grad_() for t in (q, k, v, mask))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Dropout mask should only be used for testing")
+        expected, _ = torch.ops.aten._scaled_dot_product_attention_math(qc, kc, vc, mc, 0.3, dropout_mask=kept.cpu())
+    expected.backward(grad)
+    torch.testing.assert_close(out.detach().cpu(), expected.detach(), **TOL[torch.float32])
+    torch.testing.assert_close(mf.grad.cpu(), mc.grad, **TOL[torch.float32])
 
 
 # --- dropout: foo's generator, seeded, fresh in every graph replay -------------------------------

@@ -99,6 +99,45 @@ _REPROS = {
         lambda x: lambda: torch.kthvalue(x, 5))(torch.zeros(3, device=d))),
     "masked_fill_ with a uint8 mask": (RuntimeError, lambda d: (
         lambda x, m: lambda: x.masked_fill_(m, 1.0))(torch.zeros(3, device=d), torch.ones(3, dtype=torch.uint8, device=d))),
+    # Two-output operators' out= forms take their results' dtypes only.
+    **{f"{name} out= of another dtype": (RuntimeError, lambda d, call=call: (
+        lambda x, v, i: lambda: call(x, v, i))(torch.randn(4, 5, device=d), torch.empty(0, device=d),
+                                             torch.empty(0, device=d)))
+       for name, call in {
+           "sort": lambda x, v, i: torch.sort(x, out=(v, i)),
+           "stable sort": lambda x, v, i: torch.sort(x, stable=True, out=(v, i)),
+           "topk": lambda x, v, i: torch.topk(x, 2, out=(v.long(), i)),
+           "max.dim": lambda x, v, i: torch.max(x, 0, out=(v, i)),
+           "min.dim": lambda x, v, i: torch.min(x, 0, out=(v.long(), i.long())),
+           "kthvalue": lambda x, v, i: torch.kthvalue(x, 2, out=(v, i)),
+           "mode": lambda x, v, i: torch.mode(x, 0, out=(v, i)),
+           "aminmax": lambda x, v, i: torch.aminmax(x, dim=0, out=(v.long(), i)),
+       }.items()},
+    "randperm beyond what the out= dtype holds": (RuntimeError, lambda d: (
+        lambda out: lambda: torch.randperm(300, out=out))(torch.empty(0, dtype=torch.uint8, device=d))),
+    "randperm beyond half's precision": (RuntimeError, lambda d: (
+        lambda out: lambda: torch.randperm(2050, out=out))(torch.empty(0, dtype=torch.half, device=d))),
+    "logspace into an out= whose elements share memory": (RuntimeError, lambda d: (
+        lambda out: lambda: torch.logspace(1, 10, 10, out=out))(torch.zeros(1, device=d).expand(10))),
+    "searchsorted into an out= of another dtype": (RuntimeError, lambda d: (
+        lambda b, v, out: lambda: torch.searchsorted(b, v, out=out))(
+            torch.tensor([1, 3, 5], device=d), torch.tensor([2, 4], device=d), torch.empty(2, device=d))),
+    "searchsorted's side neither left nor right": (RuntimeError, lambda d: (
+        lambda b: lambda: torch.searchsorted(b, b, side="bad"))(torch.tensor([1, 3, 5], device=d))),
+    "histc over an infinite range": (RuntimeError, lambda d: (
+        lambda x: lambda: torch.histc(x, bins=4, min=0, max=float("inf")))(torch.ones(3, device=d))),
+    "histc with max below min": (RuntimeError, lambda d: (
+        lambda x: lambda: torch.histc(x, bins=4, min=5, max=1))(torch.ones(3, device=d))),
+    "mode's dimension out of range": (IndexError, lambda d: (
+        lambda x: lambda: torch.mode(x, 3))(torch.zeros(4, 5, device=d))),
+    "mode of an empty dimension": (IndexError, lambda d: (
+        lambda x: lambda: torch.mode(x, 0))(torch.zeros(0, 5, device=d))),
+    # CUDA's indexing hands a number to index_put_ as a CPU scalar, which
+    # with a mask goes to masked_fill_ and its checks.
+    "a number set through a uint8 mask": (RuntimeError, lambda d: (
+        lambda x, m: lambda: x.__setitem__(m, 2.0))(torch.zeros(3, device=d), torch.ones(3, dtype=torch.uint8, device=d))),
+    "a number set through a mask of another shape": (IndexError, lambda d: (
+        lambda x, m: lambda: x.__setitem__(m, 2.0))(torch.zeros(2, 3, device=d), torch.ones(3, dtype=torch.bool, device=d))),
 }
 
 
@@ -114,6 +153,28 @@ def test_issue_repros_raise_at_the_call(foo, case):
     assert not foo.current_stream().query()  # raised by the call, not a wait
     assert str(on_foo.value).splitlines()[0] == str(on_cpu.value).splitlines()[0]
     foo.synchronize()
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_a_dtype_cuda_has_no_kernel_for_is_refused_at_the_call(foo, shape):
+    # CUDA's aminmax kernels take no complex dtype; its host code refuses
+    # one as it dispatches, before any launch.
+    x = torch.ones(shape, dtype=torch.complex64, device="foo")
+    foo._sleep(50)
+    with pytest.raises(RuntimeError, match="not implemented for 'ComplexFloat'"):
+        torch.aminmax(x, dim=0) if shape else torch.aminmax(x)
+    assert not foo.current_stream().query()
+    foo.synchronize()
+
+
+def test_a_device_value_set_through_a_uint8_mask_is_put_with_the_deprecation_warning(foo):
+    # A tensor already on the device takes index_put_'s path on CUDA too:
+    # the uint8 mask is deprecated, not refused.
+    x = torch.zeros(4, device="foo")
+    mask = torch.tensor([1, 0, 1, 0], dtype=torch.uint8, device="foo")
+    with pytest.warns(UserWarning, match="indexing with dtype torch.uint8 is now deprecated"):
+        x[mask] = torch.tensor(3.0, device="foo")
+    assert x.cpu().tolist() == [3.0, 0.0, 3.0, 0.0]
 
 
 def test_an_error_only_the_kernel_finds_keeps_cpus_type(foo):

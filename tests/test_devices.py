@@ -54,12 +54,13 @@ def test_device_of_follows_tensors_when_they_are_on_foo(foo):
 
 @pytest.mark.parametrize("bad", [2, 7, -1])
 def test_out_of_range_index_names_value_and_range(foo, bad):
-    with pytest.raises(RuntimeError, match=rf"Invalid foo device index {bad}: valid indices are 0 to 1"):
+    message = rf"foo error: invalid device ordinal\. The device index is out of range: {bad} \(valid indices are 0 to 1"
+    with pytest.raises(RuntimeError, match=message):
         foo.get_device_properties(bad)
     if bad >= 0:
-        with pytest.raises(RuntimeError, match=rf"Invalid foo device index {bad}"):
+        with pytest.raises(RuntimeError, match=rf"invalid device ordinal\. The device index is out of range: {bad} \("):
             foo.set_device(bad)
-        with pytest.raises(RuntimeError, match=rf"Invalid foo device index {bad}"):
+        with pytest.raises(RuntimeError, match=rf"invalid device ordinal\. The device index is out of range: {bad} \("):
             foo.synchronize(bad)
     assert foo.current_device() == 0
 
@@ -92,9 +93,9 @@ def test_negative_device_indices_mean_what_they_mean_on_cuda(foo):
         assert foo.current_stream(1).query()
         assert foo.current_stream(-1).device == torch.device("foo:1")
         assert foo.Stream(device=-2).device == torch.device("foo:1")
-        with pytest.raises(RuntimeError, match=r"Invalid foo device index -2"):
+        with pytest.raises(RuntimeError, match=r"invalid device ordinal\. The device index is out of range: -2 \("):
             foo.current_stream(-2)
-        with pytest.raises(RuntimeError, match=r"Invalid foo device index -2"):
+        with pytest.raises(RuntimeError, match=r"invalid device ordinal\. The device index is out of range: -2 \("):
             foo.default_stream(-2)
         with pytest.raises(RuntimeError, match=r"negative"):
             foo.get_rng_state(-1)
@@ -210,6 +211,6 @@ def test_default_generators_and_process_list(foo):
                                   "default_stream", "get_rng_state"])
 def test_device_indices_beyond_the_index_type_are_invalid_not_truncated(foo, call):
     # 257 would have been device 1 after truncation to c10::DeviceIndex.
-    with pytest.raises(RuntimeError, match="Invalid foo device index 257"):
+    with pytest.raises(RuntimeError, match=r"invalid device ordinal\. The device index is out of range: 257 \("):
         getattr(foo, call)(257)
     assert foo.current_device() == 0

@@ -42,6 +42,24 @@ def test_operators_with_known_output_shapes_do_not_wait(foo, name):
     assert result.cpu().tolist() == expected
 
 
+def test_a_number_set_through_a_mask_does_not_wait(foo):
+    # As on CUDA, where the number reaches index_put_ as a CPU scalar and
+    # the mask goes to masked_fill_: the mask never becomes indices
+    # (nonzero, which waits).
+    x = torch.tensor([-1.0, 2.0, -3.0, 4.0], device="foo")
+    rows = torch.arange(8.0, device="foo").reshape(2, 4)
+    columns = torch.tensor([True, False, True, False], device="foo")  # a copy from the host waits: made before
+    foo.synchronize()
+
+    def set_through_masks():
+        x[x < 0] = 0.0
+        rows[:, columns] = -1
+
+    _returns_while_held(foo, set_through_masks)
+    assert x.cpu().tolist() == [0.0, 2.0, 0.0, 4.0]
+    assert rows.cpu().tolist() == [[-1, 1, -1, 3], [-1, 5, -1, 7]]
+
+
 def test_data_dependent_operators_synchronize_and_are_listed(foo):
     x = torch.tensor([0.0, 1.0, 0.0, 2.0], device="foo")
     foo._sleep(100)

@@ -81,10 +81,19 @@ def seen_on_an_executor(x):
 
 
 def same_state(a, b):
-    """Equal but for the thread, and the product within float32's rounding."""
+    """Equal but for the thread and the intra-op thread count (host_threads),
+    and the product within float32's rounding."""
     close = torch.allclose(a["mm"], b["mm"], rtol=1e-5, atol=1e-4)
-    return close and {k: v for k, v in a.items() if k not in ("thread", "mm")} == {
-        k: v for k, v in b.items() if k not in ("thread", "mm")}
+    return close and {k: v for k, v in a.items() if k not in ("thread", "threads", "mm")} == {
+        k: v for k, v in b.items() if k not in ("thread", "threads", "mm")}
+
+
+def host_threads(launched):
+    """The intra-op threads of a small kernel launched on `launched` threads
+    and run by a waiting host: the launch's on a one-thread host; one on a
+    host with more, which runs only such kernels (their loops take one
+    range whatever the count)."""
+    return 1 if torch.get_num_threads() > 1 else launched
 
 
 class Recording(TorchDispatchMode):
@@ -153,6 +162,8 @@ def test_a_kernel_the_waiting_host_runs_sees_an_executors_state(foo, state):
     on_host = on_the_waiting_host(launch, wait, kernels=1)
     assert on_host["thread"] == threading.get_ident()
     assert same_state(on_host, executor), (on_host, executor)
+    assert executor["threads"] == torch.get_num_threads()
+    assert on_host["threads"] == host_threads(executor["threads"])
     expected_host = {"grad": state != "no_grad" and state != "inference_mode",
                      "inference": state == "inference_mode",
                      "autocast": [state == "cpu_autocast", state == "foo_autocast"],
@@ -226,15 +237,32 @@ def test_a_kernel_runs_with_the_thread_count_of_its_launch_and_the_host_keeps_it
     assert after == 1
 
 
-def test_a_host_on_several_intra_op_threads_leaves_the_work_to_the_executors(foo):
+def test_a_host_on_several_intra_op_threads_runs_small_kernels_on_one_and_leaves_the_rest(foo):
+    # Its own OpenMP team would run beside the executors' teams: such a host
+    # takes only kernels over fewer elements than ATen's grain size (a loop
+    # over them takes one thread anyway), and runs them on one thread.
     threads = torch.get_num_threads()
-    x = torch.randn(64, device="foo")
+    small = _probe_input()  # 32 x 32
+    large = torch.randn(256, 256).to("foo")  # 65,536 elements and more in the product
     torch.set_num_threads(2)
     try:
+        assert seen_on_an_executor(small)["threads"] == 2
+
+        def launch():
+            SEEN.clear()
+            probe(small)
+
+        seen = on_the_waiting_host(launch, lambda _: (foo.synchronize(), SEEN[-1])[1], kernels=1)
+        assert seen["thread"] == threading.get_ident() and seen["threads"] == 1
+        assert torch.get_num_threads() == 2
+
         for _ in range(20):
+            SEEN.clear()
             before = _C._host_work_count()
-            (x + 1).sum().item()
+            probe(large)
+            foo.synchronize()
             assert _C._host_work_count() == before
+            assert SEEN[-1]["thread"] != threading.get_ident() and SEEN[-1]["threads"] == 2
     finally:
         torch.set_num_threads(threads)
 

@@ -2,6 +2,7 @@
 Python's warnings on the host, at its next launch or wait, naming the
 operator, as CUDA's host code raises it at the call."""
 
+import threading
 import time
 import warnings
 
@@ -79,3 +80,56 @@ def test_a_kernel_warning_storm_is_bounded_and_counted(foo):
     messages = [str(w.message) for w in caught]
     assert sum(DOF in m for m in messages) == 1000
     assert sum(m.startswith("5 more warnings raised by foo kernels were dropped") for m in messages) == 1
+
+
+def test_a_replayed_kernels_warning_goes_to_the_thread_that_replays(foo):
+    # The captured kernel warns again at every replay; the warning is raised
+    # on the thread that called replay(), never on the one that captured.
+    from torch_foo import _C
+
+    s, g = foo.Stream(), foo.FooGraph()
+    with foo.stream(s):
+        g.capture_begin()
+        _C._warn_in_kernel(DOF)
+        g.capture_end()
+    foo.synchronize()
+
+    def replay_and_wait():
+        g.replay()
+        foo.synchronize()
+
+    def on_thread(fn):
+        caught = []
+
+        def run():
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                fn()
+            caught.extend(str(m.message) for m in w)
+
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+        return caught
+
+    def here(fn):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            fn()
+        return [str(m.message) for m in w]
+
+    def after_any_replay():
+        foo.synchronize()
+        torch.ones(1, device="foo").add_(1)  # a launch would raise what this thread holds
+        foo.synchronize()
+
+    for replayer in ("other thread", "capturing thread", "other thread"):
+        if replayer == "other thread":
+            on_replayer = on_thread(replay_and_wait)
+            elsewhere = here(after_any_replay)
+        else:
+            on_replayer = here(replay_and_wait)
+            elsewhere = on_thread(after_any_replay)
+        found = [m for m in on_replayer if DOF in m]
+        assert len(found) == 1 and found[0].startswith(f"foo::_warn_in_kernel: {DOF}"), (replayer, on_replayer)
+        assert not [m for m in elsewhere if DOF in m], (replayer, elsewhere)

@@ -189,11 +189,37 @@ def _overload(name):
     return getattr(getattr(torch.ops.aten, base), overload or "default")
 
 
+def _unwritten(functional, args, kwargs, want):
+    """Per flattened result, where CPU's kernel may write nothing (NaN in
+    memory poisoned with NaN, for a result that is NaN there only when
+    poisoned: ctc_loss's log_alpha past each target's length), or None."""
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    fill = torch.utils.deterministic.fill_uninitialized_memory
+    try:
+        torch.use_deterministic_algorithms(True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        poisoned = _results(_overload(functional)(*args, **kwargs))
+    except Exception:
+        return None
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+        torch.utils.deterministic.fill_uninitialized_memory = fill
+    flat = lambda r: [x for w in r for x in (w if isinstance(w, (list, tuple)) else [w])]  # noqa: E731
+    masks = []
+    for p, w in zip(flat(poisoned), flat(want)):
+        exact = p.layout == torch.strided and (p.is_floating_point() or p.is_complex())
+        # Where the kernel wrote nothing, the unpoisoned result may hold NaN too.
+        unwritten = exact and p.shape == w.shape and bool((p.isnan() & ~w.isnan()).any())
+        masks.append(p.isnan() if unwritten else None)
+    return masks
+
+
 def check_out_overload(name, functional, args, kwargs):
     """Every case of one out= overload on foo, against CPU and ATen's rules."""
     seeded = torch.Tag.nondeterministic_seeded in _overload(functional).tags
     names = [a.name for a in OUT_OVERLOADS[name].arguments if _is_out(a)]
     want = _results(_overload(functional)(*args, **kwargs))
+    unwritten = None if seeded or want is None else _unwritten(functional, args, kwargs, want)
     if want is None or len(want) != len(names):
         return
     problems = {}
@@ -216,11 +242,15 @@ def check_out_overload(name, functional, args, kwargs):
                 break
             if cpu.error:
                 break
-            resized = sum(n > 0 and tuple(s) != tuple(t.shape) for (s, n), t in zip(foo.before, foo.outs))
-            if foo.warned and foo.resize_warnings != resized:
-                problems[where] = f"{foo.resize_warnings} resize warnings for {resized} resized outputs"
+            # As many as CPU's kernel gives: one per resized output that had
+            # elements, or none from kernels that resize with resize_
+            # (bernoulli.out, multinomial.out).
+            if foo.warned and cpu.warned and foo.resize_warnings != cpu.resize_warnings:
+                resized = sum(n > 0 and tuple(s) != tuple(t.shape) for (s, n), t in zip(foo.before, foo.outs))
+                problems[where] = (f"{foo.resize_warnings} resize warnings for {resized} resized outputs, "
+                                   f"CPU gives {cpu.resize_warnings}")
             fresh = [x for w in want for x in (w if isinstance(w, (list, tuple)) else [w])]
-            for w, c, f in zip(fresh, cpu.outs, foo.outs):
+            for w, c, f, unset in zip(fresh, cpu.outs, foo.outs, unwritten or [None] * len(fresh)):
                 if (f.shape, f.dtype) != (w.shape, c.dtype):
                     problems[where] = f"foo gave {f.shape} {f.dtype}, expected {w.shape} {c.dtype}"
                     continue
@@ -232,13 +262,15 @@ def check_out_overload(name, functional, args, kwargs):
                     problems[where] = f"strides {f.stride()}, expected {tuple(strides)}"
                 if seeded:
                     continue
-                expected = w.to(f.dtype)
+                expected, c, got = w.to(f.dtype), c, f.cpu()
+                if unset is not None:  # elements the kernel leaves unwritten hold anything
+                    expected, c, got = expected[~unset], c[~unset], got[~unset]
                 try:
                     torch.testing.assert_close(c, expected, equal_nan=True)
                 except AssertionError:
                     continue  # CPU's own out= kernel gets this case wrong (gelu into strided outputs)
                 try:
-                    torch.testing.assert_close(f.cpu(), expected, equal_nan=True)
+                    torch.testing.assert_close(got, expected, equal_nan=True)
                 except AssertionError as e:
                     problems[where] = str(e).split("\n")[0]
     assert not problems, f"{name}: {problems}"
@@ -246,26 +278,7 @@ def check_out_overload(name, functional, args, kwargs):
 
 # out= overloads where foo still differs from CPU, with why. Their
 # OpInfo's case xfails while these are its only problems.
-_LATE = ("an error CPU's kernel raises at the call is found by foo's kernel, at the next synchronization: "
-         "the meta function does not check it")
-_FFT = "a resized out= tensor takes a fresh result's strides; CPU's out= kernel leaves it contiguous"
-_COLUMN_MAJOR = "CPU's kernel makes a resized out= tensor column-major; foo leaves it row-major"
-_ROW_MAJOR = "foo makes a resized out= tensor column-major (a fresh result's layout); CPU's kernel leaves it row-major"
-KNOWN_DIFFERENCES = {
-    "aten::mean.out": _LATE, "aten::norm.out": _LATE, "aten::angle.out": _LATE,
-    "aten::linalg_solve_triangular.out": _LATE, "aten::max_unpool3d.out": _LATE,
-    "aten::normal.Tensor_Tensor_out": _LATE, "aten::normal.float_Tensor_out": _LATE,
-    "aten::normal.Tensor_float_out": "CPU refuses an out= tensor of other sizes; foo's meta function resizes it",
-    "aten::multi_margin_loss.out": "its meta function gives shape [1] where CPU's kernel gives []",
-    "aten::_fft_c2c.out": _FFT, "aten::_fft_r2c.out": _FFT, "aten::_fft_c2r.out": _FFT,
-    "aten::_linalg_svd.U": _COLUMN_MAJOR, "aten::linalg_eig.out": _COLUMN_MAJOR,
-    "aten::cholesky.out": _ROW_MAJOR, "aten::ormqr.out": _ROW_MAJOR,
-    "aten::linalg_householder_product.out": _ROW_MAJOR,
-    "aten::multinomial.out": "a resized out= tensor that had elements gets no resize warning on foo",
-    "aten::bernoulli.out": "a resized out= tensor that had elements gets no resize warning on foo",
-    "aten::nansum.out": _LATE,
-    "aten::_ctc_loss.Tensor_out": "an empty out= tensor ends with values other than CPU's (not yet understood)",
-}
+KNOWN_DIFFERENCES = {}
 
 
 def _op_name(op):
@@ -335,6 +348,40 @@ def test_normal_out_takes_the_shape_of_its_out_tensor():
     torch.normal(mean, torch.ones(2, 3, device="foo"), out=out)
     torch.normal(0.0, torch.ones(2, 3, device="foo"), out=out)
     torch.foo.synchronize()
+
+
+def _late_error_cases():
+    """out= calls whose errors CPU's kernels find and the meta functions do not."""
+    x = torch.rand(3, 4)
+    upper = torch.rand(4, 4).triu() + 4 * torch.eye(4)
+    pooled, indices = torch.nn.functional.max_pool3d(torch.rand(1, 2, 4, 4, 4), 2, return_indices=True)
+    long_out = lambda d: torch.empty(0, dtype=torch.long, device=d)  # noqa: E731
+    return {
+        "mean": ((x,), lambda x, d: torch.mean(x, 1, out=long_out(d))),
+        "norm": ((x,), lambda x, d: torch.norm(x, 2, 1, out=long_out(d))),
+        "angle": ((x,), lambda x, d: torch.angle(x, out=long_out(d))),
+        "nansum": ((x,), lambda x, d: torch.nansum(x, 1, out=long_out(d))),
+        "solve_triangular": ((upper, x.t()), lambda a, b, d: torch.linalg.solve_triangular(a, b, upper=True,
+                                                                                           out=long_out(d))),
+        "normal_Tensor_Tensor": ((x, x), lambda m, s, d: torch.normal(m, s, out=long_out(d))),
+        "normal_Tensor_float": ((x,), lambda m, d: torch.normal(m, 1.0, out=long_out(d))),
+        "normal_float_Tensor": ((x,), lambda s, d: torch.normal(0.0, s, out=long_out(d))),
+        "normal_Tensor_float_empty_out": ((x,), lambda m, d: torch.normal(m, 1.0, out=torch.empty(0, device=d))),
+        "max_unpool3d_strided_out": ((pooled, indices), lambda p, i, d: torch._C._nn.max_unpool3d(
+            p, i, (4, 4, 4), (2, 2, 2), (0, 0, 0), out=torch.empty(1, 2, 4, 4, 8, device=d)[..., ::2])),
+    }
+
+
+@pytest.mark.parametrize("case", list(_late_error_cases()))
+def test_out_errors_only_cpu_kernels_find_raise_at_the_call(case):
+    tensors, call = _late_error_cases()[case]
+    with pytest.raises(Exception) as on_cpu:
+        call(*tensors, "cpu")
+    torch.foo.synchronize()
+    with pytest.raises(type(on_cpu.value)) as on_foo:
+        call(*(t.to("foo") for t in tensors), "foo")
+    assert _message(on_foo.value) == _message(on_cpu.value)
+    torch.foo.synchronize()  # nothing left queued that fails later
 
 
 @pytest.mark.parametrize("rows", [3, 1], ids=["right-size", "resized"])

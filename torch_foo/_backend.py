@@ -45,4 +45,8 @@ def register() -> None:
         from torch_foo import distributed
 
         distributed.register()
+        # torch.multiprocessing: foo tensors refused when pickled.
+        from torch_foo.foo import _ipc
+
+        _ipc.install()
         _registered = True

@@ -16,7 +16,7 @@ void queue_relu(const at::Tensor& self, const at::Tensor& out) {
   launch_op(self.device().index(), "aten::relu", [o = TensorInfo(out), s = TensorInfo(self), in_place] {
     at::Tensor out_alias = o.cpu();
     at::cpu::clamp_min_out(out_alias, in_place ? out_alias : s.cpu(), 0);
-  });
+  }, serial_work(out, self));
 }
 
 at::Tensor relu(const at::Tensor& self) {

@@ -19,14 +19,15 @@
 #include <mutex>
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/core/grad_mode.h>
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/zeros.h>
+#include <ATen/ops/zeros_like.h>
 #include <torch/library.h>
 
+#include "aten/AttentionBiasGrad.h"
 #include "aten/AttentionDropout.h"
 #include "aten/DeviceCheck.h"
 #include "aten/Launch.h"
@@ -84,11 +85,6 @@ void check_inputs(const at::Tensor& query, const at::Tensor& key, const at::Tens
                   (mask.dim() == 2 || (fits(mask.size(0), q.size(0)) && fits(mask.size(1), q.size(1)))),
               op_name, ": attn_bias of sizes ", mask.sizes(), " does not broadcast to the attention's (B, H, L, S) = (",
               q.size(0), ", ", q.size(1), ", ", q.size(2), ", ", k.size(2), ")");
-  // CPU's kernel computes no gradient for the mask; the choice sends a
-  // mask that needs one to the math kernel.
-  TORCH_CHECK(!(mask.requires_grad() && at::GradMode::is_enabled()), op_name,
-              ": foo's fused attention computes no gradient for attn_bias; an attn_mask that requires grad takes ",
-              "the math kernel of scaled_dot_product_attention");
 }
 
 // A CPU view with a dense last dimension, as CPU's kernels index: `t`
@@ -192,7 +188,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     const at::Tensor& /*philox_offset*/, std::optional<double> scale) {
   std::optional<at::Tensor> mask = attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
   check_inputs(query, key, value, mask, dropout_p, kBackward);
-  TORCH_CHECK(!grad_input_mask[3] || !mask, kBackward, ": foo's fused attention computes no gradient for attn_bias");
   const c10::Device device = query.device();
   for (const at::Tensor* t : {&grad_out, &out, &logsumexp}) check_same_device(device, *t, kBackward);
   TORCH_CHECK(grad_out.sizes() == query.sizes() && out.sizes() == query.sizes() &&
@@ -209,36 +204,54 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
                                  philox_seed.scalar_type() == at::kLong && philox_seed.dim() == 0),
               kBackward, ": with dropout, philox_seed must be the forward's (an int64 scalar on ", device, ")");
   at::Tensor grad_q = at::empty_like(query), grad_k = at::empty_like(key), grad_v = at::empty_like(value);
-  if (grad_q.numel() + grad_k.numel() + grad_v.numel() == 0) return {grad_q, grad_k, grad_v, at::Tensor()};
+  // The mask's gradient, as CUDA's memory-efficient kernel gives it.
+  at::Tensor grad_bias = mask && grad_input_mask[3] ? at::zeros_like(*mask) : at::Tensor();
+  if (grad_q.numel() + grad_k.numel() + grad_v.numel() == 0) return {grad_q, grad_k, grad_v, grad_bias};
+  std::optional<TensorInfo> gb = grad_bias.defined() ? std::optional<TensorInfo>(grad_bias) : std::nullopt;
   if (dropout_p == 0) {
     auto blhe = [](const at::Tensor& t) { return TensorInfo(four_d(t).transpose(1, 2)); };
     launch_op(device.index(), kBackward,
               [go = blhe(grad_out), q = blhe(query), k = blhe(key), v = blhe(value), o = blhe(out),
                lse = TensorInfo(logsumexp.transpose(1, 2)),
                m = mask ? std::optional<TensorInfo>(*mask) : std::nullopt, gq = blhe(grad_q), gk = blhe(grad_k),
-               gv = blhe(grad_v), is_causal, scale] {
+               gv = blhe(grad_v), gb, is_causal, scale] {
                 into_dense_rows({gq.cpu(), gk.cpu(), gv.cpu()}, [&](const std::vector<at::Tensor>& g) {
                   for (const at::Tensor& t : g) t.zero_();  // the kernel accumulates into them
                   at::native::flash_attention_backward_kernel(
                       at::kCPU, g[0], g[1], g[2], go.cpu(), dense_rows(q.cpu()), dense_rows(k.cpu()),
                       dense_rows(v.cpu()), dense_rows(o.cpu()), lse.cpu(), 0.0, is_causal, mask_of(m), scale);
                 });
+                if (gb) {
+                  auto bhle = [](const TensorInfo& t) { return t.cpu().transpose(1, 2); };
+                  attention_bias_backward(gb->cpu(), bhle(go), bhle(q), bhle(k), bhle(v), bhle(o), bhle(lse),
+                                          m->cpu(), is_causal, scale, std::nullopt, 0.0);
+                }
               });
   } else {
     auto bhle = [](const at::Tensor& t) { return TensorInfo(four_d(t)); };
     launch_op(device.index(), kBackward,
               [go = bhle(grad_out), q = bhle(query), k = bhle(key), v = bhle(value), o = bhle(out),
                lse = TensorInfo(logsumexp), m = mask ? std::optional<TensorInfo>(*mask) : std::nullopt,
-               gq = bhle(grad_q), gk = bhle(grad_k), gv = bhle(grad_v), seed = TensorInfo(philox_seed), dropout_p,
-               is_causal, scale] {
+               gq = bhle(grad_q), gk = bhle(grad_k), gv = bhle(grad_v), gb, seed = TensorInfo(philox_seed),
+               dropout_p, is_causal, scale] {
                 const auto drawn = static_cast<uint64_t>(seed.cpu().item<int64_t>());
+                const std::optional<at::Tensor> cpu_mask = m ? std::optional<at::Tensor>(m->cpu()) : std::nullopt;
                 attention_with_dropout_backward(gq.cpu(), gk.cpu(), gv.cpu(), go.cpu(), q.cpu(), k.cpu(), v.cpu(),
-                                                o.cpu(), lse.cpu(),
-                                                m ? std::optional<at::Tensor>(m->cpu()) : std::nullopt, is_causal,
-                                                scale, AttentionDropout{dropout_p, drawn});
+                                                o.cpu(), lse.cpu(), cpu_mask, is_causal, scale,
+                                                AttentionDropout{dropout_p, drawn});
+                if (gb) {
+                  // The forward's kept weights, regenerated from its seed.
+                  at::Tensor kept = at::empty({q.cpu().size(0), q.cpu().size(1), q.cpu().size(2), k.cpu().size(2)},
+                                              at::dtype(at::kBool));
+                  attention_with_dropout(at::empty_like(o.cpu()), at::empty_like(lse.cpu()), q.cpu(), k.cpu(),
+                                         v.cpu(), cpu_mask, is_causal, scale, AttentionDropout{dropout_p, drawn},
+                                         kept);
+                  attention_bias_backward(gb->cpu(), go.cpu(), q.cpu(), k.cpu(), v.cpu(), o.cpu(), lse.cpu(),
+                                          *cpu_mask, is_causal, scale, kept, dropout_p);
+                }
               });
   }
-  return {grad_q, grad_k, grad_v, at::Tensor()};
+  return {grad_q, grad_k, grad_v, grad_bias};
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

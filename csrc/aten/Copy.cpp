@@ -82,7 +82,8 @@ void copy_same_device(const at::Tensor& src, const at::Tensor& dst) {
                              getCurrentFooStream(device).stream()));
     return;
   }
-  launch_op(device, "aten::copy_", [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); });
+  launch_op(device, "aten::copy_", [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); },
+            serial_work(src, dst));
 }
 
 // Between foo devices: on the destination's current stream, ordered after
@@ -101,7 +102,7 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
                                  nbytes(dst), dst_stream.stream()));
   } else {
     launch_op(dst.device().index(), "aten::copy_",
-              [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); });
+              [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); }, serial_work(src, dst));
   }
   FooEvent copied;
   copied.record(dst_stream);

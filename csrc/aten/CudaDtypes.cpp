@@ -32,6 +32,7 @@ const std::unordered_map<std::string_view, Dtypes>& cuda_lacks() {
       {"aten::_upsample_bilinear2d_aa", {ScalarType::Byte}},
       {"aten::igamma", kReducedFloat}, {"aten::igammac", kReducedFloat}, {"aten::angle", kReducedFloat},
       {"aten::histc", kReducedFloat},
+      {"aten::aminmax", {ScalarType::ComplexHalf, ScalarType::ComplexFloat, ScalarType::ComplexDouble}},
       // CUDA has no histogram kernel at all.
       {"aten::histogram", {ScalarType::Float, ScalarType::Double}},
       {"aten::_histogramdd_bin_edges", {ScalarType::Float, ScalarType::Double}},

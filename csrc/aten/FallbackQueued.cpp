@@ -9,12 +9,12 @@
 #include <utility>
 #include <vector>
 
-#include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_strided.h>
 
 #include "aten/EmptyFoo.h"
 #include "aten/FallbackArguments.h"
+#include "aten/FallbackOutRules.h"
 #include "aten/FallbackStrategies.h"
 #include "aten/FunctionalForm.h"
 #include "aten/IValueTensors.h"
@@ -72,13 +72,11 @@ std::optional<Stack> results_without_meta_function(const c10::OperatorHandle& op
   return std::nullopt;
 }
 
-// Python meta functions written with out_wrapper leave a resized out=
-// tensor contiguous, where ATen's kernels give it the strides of a fresh
-// result (column-major for most of linalg): those of the functional form's
-// meta result, when the out= form's results match it in number and sizes.
-void take_fresh_result_strides(const c10::OperatorHandle& op, const Stack& args, Stack& meta) {
+// The functional form's meta results, if it has one and they are tensors
+// as many as the out= form's.
+std::optional<Stack> fresh_results(const c10::OperatorHandle& op, const Stack& args, const Stack& meta) {
   auto functional = functional_form(op);
-  if (!functional) return;
+  if (!functional) return std::nullopt;
   MetaAliases to_meta;
   Stack fresh;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -89,18 +87,13 @@ void take_fresh_result_strides(const c10::OperatorHandle& op, const Stack& args,
   try {
     functional->redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &fresh);
   } catch (const std::exception&) {
-    return;  // the out= form's meta result stands
+    return std::nullopt;
   }
-  if (fresh.size() != meta.size()) return;
+  if (fresh.size() != meta.size()) return std::nullopt;
   for (size_t r = 0; r < meta.size(); ++r) {
-    if (!meta[r].isTensor() || !fresh[r].isTensor() || meta[r].toTensor().sizes() != fresh[r].toTensor().sizes()) {
-      return;
-    }
+    if (!meta[r].isTensor() || !fresh[r].isTensor()) return std::nullopt;
   }
-  for (size_t r = 0; r < meta.size(); ++r) {
-    const at::Tensor& m = meta[r].toTensor();
-    meta[r] = at::empty_strided(m.sizes(), fresh[r].toTensor().strides(), m.options());
-  }
+  return fresh;
 }
 
 }  // namespace
@@ -140,8 +133,12 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   try {
     op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::Meta), &meta);
   } catch (const std::exception& e) {
-    // Overlap is a user error the CPU kernel would report too: say it now.
-    if (std::string_view(e.what()).find("unsupported operation: ") != std::string_view::npos) throw;
+    // Overlap, and an out= tensor a structured operator's out= wrapper
+    // refuses, are user errors the CPU kernel would report too: say them now.
+    if (std::string_view(e.what()).find("unsupported operation: ") != std::string_view::npos ||
+        std::string_view(e.what()).find("Expected out tensor to have ") != std::string_view::npos) {
+      throw;
+    }
     // No meta kernel, or a data-dependent one (some raise Python errors);
     // the host path runs the CPU kernel, which reports any real error.
     return std::nullopt;
@@ -149,13 +146,16 @@ std::optional<Stack> meta_results(const c10::OperatorHandle& op, const Stack& ar
   for (const auto& r : meta) {
     if (!(r.isTensor() || r.isTensorList() || r.isNone())) return std::nullopt;
   }
-  if (has_out_arguments) take_fresh_result_strides(op, args, meta);
+  if (has_out_arguments && !settle_out_results(op, args, fresh_results(op, args, meta), meta)) return std::nullopt;
   return meta;
 }
 
 bool inexact_meta(const c10::OperatorHandle& op) {
   const auto& name = op.operator_name().name;
-  return name == "aten::_embedding_bag" || name == "aten::_embedding_bag_forward_only";
+  // multi_margin_loss's out= form: its meta function (torch's decomposition
+  // under out_wrapper) gives a 0-dim input's result shape [1], CPU's kernel [].
+  return name == "aten::_embedding_bag" || name == "aten::_embedding_bag_forward_only" ||
+         (name == "aten::multi_margin_loss" && op.operator_name().overload_name == "out");
 }
 
 void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c10::Device device,
@@ -170,13 +170,8 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   for (size_t r = 0; r < meta.size(); ++r) {
     if (auto arg = written_argument(schema, r)) {
       if (is_out_argument(schema.arguments()[*arg]) && meta[r].isTensor()) {
-        // ATen's out= rules (resize_output, and structured kernels'
-        // resize_out): an out= tensor of the result's sizes keeps its
-        // strides; another is resized, with a warning if it had elements,
-        // and takes the strides the operator gives a fresh output.
         at::Tensor out = args[*arg].toTensor();
-        const at::Tensor& m = meta[r].toTensor();
-        if (at::native::resize_output_check(out, m.sizes())) give_layout(out, m.sizes(), m.strides());
+        shape_out_argument(op, out, meta[r].toTensor());
         targets_now.emplace_back(out, flat);
       }
       results.push_back(args[*arg]);
@@ -207,8 +202,17 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
   give_stand_ins(cpu, args, out_arguments(schema, args));
   std::vector<std::pair<TensorInfo, size_t>> targets;
   targets.reserve(targets_now.size());
+  SerialWork work;
   for (auto& [t, index] : targets_now) {
+    work.add(t);
     if (t.numel() > 0) targets.emplace_back(TensorInfo(t), index);
+  }
+  for (const c10::IValue& a : args) {
+    if (a.isTensor()) {
+      work.add(a.toTensor());
+    } else if (a.isTensorList()) {
+      for (const at::Tensor& t : a.toTensorList()) work.add(t);
+    }
   }
   launch_op(device.index(), interned_name(op.schema().name()),
             [op, cpu = std::move(cpu), rngs = std::move(rngs), targets = std::move(targets), widening] {
@@ -231,7 +235,8 @@ void run_queued(const c10::OperatorHandle& op, Stack* stack, size_t num_args, c1
                             flat_results[index].sizes(), " on CPU but its meta function gave ", dst.sizes());
                 if (!flat_results[index].is_same(dst)) dst.copy_(flat_results[index]);
               }
-            });
+            },
+            work.serial());
   torch::jit::drop(*stack, num_args);
   for (auto& r : results) stack->push_back(std::move(r));
 }

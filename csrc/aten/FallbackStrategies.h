@@ -9,9 +9,11 @@
 //    runs the CPU implementation and copies each fresh output once into
 //    place. In-place arguments are written directly. out= arguments follow
 //    ATen's out= rules on the host (kept if the result's sizes, else
-//    resized, with the usual warning, to the layout of a fresh result); the
-//    CPU kernel writes a CPU tensor of their layout, which the kernel then
-//    copies into them (FallbackQueued.cpp).
+//    resized, with the usual warning, to the layout CPU's kernel gives it:
+//    FallbackOutRules.h); the CPU kernel writes a CPU tensor of their
+//    layout, which the kernel then copies into them (FallbackQueued.cpp).
+//    A call whose result its out= tensor cannot take runs synchronously, for
+//    CPU's kernel to raise its error at the call.
 //  - synchronous, for operators whose outputs depend on the data (no meta
 //    result, or non-tensor results, as `nonzero` or `.item()`): the host
 //    waits for the stream, runs the CPU implementation, and copies each

@@ -15,10 +15,12 @@ const char* interned_name(const std::string& name) {
   return names->insert(name).first->c_str();
 }
 
-void use_thread_count(int threads) {
-  // A waiting host running the kernel: its own OpenMP team, and its own
-  // count put back after (FooHostWork.h).
+void use_thread_count(int threads, bool serial) {
+  // A waiting host running the kernel: its own count put back after
+  // (FooHostWork.h). A host limited to serial kernels runs them on one
+  // thread, so that it starts no OpenMP team of its own.
   if (running_host_work()) {
+    if (serial && host_work_serial_only()) threads = 1;
     if (at::get_num_threads() != threads) at::set_num_threads(threads);
     return;
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <ATen/Parallel.h>
+#include <ATen/TensorIterator.h>
 #include <c10/util/Exception.h>
 
 #include "aten/TensorInfo.h"
@@ -19,8 +20,40 @@
 namespace foo::aten {
 
 // Gives the executor thread the launching thread's intra-op thread count
-// (torch.set_num_threads is per thread for OpenMP).
-void use_thread_count(int threads);
+// (torch.set_num_threads is per thread for OpenMP). A serial kernel run by a
+// waiting host limited to serial work takes one thread (SerialWork).
+void use_thread_count(int threads, bool serial);
+
+// Counts the elements a kernel touches, to tell whether it is serial work
+// (fooKernelSerial): fewer than GRAIN_SIZE in all, so that ATen's parallel
+// loops and reductions over them take one range whatever the thread count
+// (the same result on one thread), and a product of such sizes gains little
+// from a second thread. A waiting host whose own threads would form a
+// second OpenMP team beside the executors' (FooHostWork.h) runs only such
+// kernels, on one thread.
+class SerialWork {
+ public:
+  void add(const at::TensorBase& t) {
+    if (t.defined()) elements_ += t.numel();
+  }
+  void add(const std::optional<at::Tensor>& t) {
+    if (t) add(*t);
+  }
+  bool serial() const { return elements_ < at::internal::GRAIN_SIZE; }
+
+ private:
+  int64_t elements_ = 0;
+};
+template <class... T>
+SerialWork work_of(const T&... tensors) {
+  SerialWork work;
+  (work.add(tensors), ...);
+  return work;
+}
+template <class... T>
+bool serial_work(const T&... tensors) {
+  return work_of(tensors...).serial();
+}
 // `name` in storage that lives as long as the process: an operator's name
 // for a kernel and the profiler, which may outlive the operator (one defined
 // from Python through torch.library can be destroyed).
@@ -40,11 +73,12 @@ template <class F>
 struct OpKernel {
   const char* op_name;
   int threads;
+  bool serial;
   KernelWarningInbox* launcher;  // whose warnings the kernel's are
   const char* site;  // where it was launched, if recorded (launch_site_to_record)
   F fn;
   void operator()() {
-    use_thread_count(threads);
+    use_thread_count(threads, serial);
     AliasScope aliases;
     KernelWarningScope warnings(op_name, launcher);
     try {
@@ -57,15 +91,16 @@ struct OpKernel {
   }
   // A graph replay's hint (FooLaunch.h): this header, then the closure's.
   void prefetch(int stage) const {
-    if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads) + sizeof(launcher));
+    if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads) + sizeof(serial) + sizeof(launcher));
     prefetch_closure(fn, stage);
   }
 };
 
 // `fn` runs on the stream in order; an exception it throws is reported,
 // prefixed with `op_name`, at the next synchronization that covers it.
+// `serial`: the kernel is serial work (SerialWork).
 template <class F>
-void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
+void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn, bool serial = false) {
   reraise_kernel_warnings();  // this thread's earlier kernels': raised at its next call, as near as it gets
   if (C10_UNLIKELY(faults_armed())) {
     std::string fault = take_kernel_fault(op_name);
@@ -76,19 +111,23 @@ void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn) {
   const char* site = launch_site_to_record();
   launch_kernel_made<ClosureRelease::Deferred>(
       getCurrentFooStream(device),
-      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, launcher, site, std::forward<F>(fn)}; }, op_name);
+      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, serial, launcher, site, std::forward<F>(fn)}; },
+      op_name, serial ? fooKernelSerial : fooKernelDefault);
 }
 
 // For kernels whose CPU implementations exist only in functional form
 // (convolution, normalization, most losses): the outputs are allocated on
 // the host with the shapes the caller computed, `compute` runs on the
 // stream over CPU aliases and returns fresh CPU results, and each result is
-// copied once into its foo output.
+// copied once into its foo output. `inputs`: the tensors `compute` reads, for
+// SerialWork (none given: not serial).
 template <class F>
-void launch_into(c10::Device device, const char* op_name, const std::vector<at::Tensor>& outputs, F compute) {
+void launch_into(c10::Device device, const char* op_name, const std::vector<at::Tensor>& outputs, F compute,
+                 std::optional<SerialWork> inputs = std::nullopt) {
   std::vector<std::optional<TensorInfo>> targets;
   bool any = false;
   for (const at::Tensor& t : outputs) {
+    if (inputs) inputs->add(t);
     bool wanted = t.defined() && t.numel() > 0;
     any = any || wanted;
     targets.push_back(wanted ? std::optional<TensorInfo>(t) : std::nullopt);
@@ -99,7 +138,7 @@ void launch_into(c10::Device device, const char* op_name, const std::vector<at::
     for (size_t i = 0; i < targets.size(); ++i) {
       if (targets[i] && results[i].defined()) targets[i]->cpu().copy_(results[i]);
     }
-  });
+  }, inputs && inputs->serial());
 }
 
 }  // namespace foo::aten

@@ -94,7 +94,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
               b = Optional::pack(bias), eps] {
                auto [y, mu, rs] = at::native_layer_norm(in.cpu(), shape, Optional::unpack(w), Optional::unpack(b), eps);
                return std::vector<at::Tensor>{y, mu, rs};
-             });
+             },
+             work_of(input, weight, bias));
   return {out, mean, rstd};
 }
 
@@ -170,7 +171,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
                                                                   r.cpu().to(stats), Optional::unpack(w),
                                                                   Optional::unpack(b), output_mask);
                return std::vector<at::Tensor>{di, dw, db};
-             });
+             },
+             work_of(grad_out, input, mean, rstd, weight, bias));
   return {grad_input, grad_weight, grad_bias};
 }
 

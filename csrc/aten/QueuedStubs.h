@@ -202,6 +202,16 @@ const at::TensorBase* tensor_pointer(const T& v) {
   }
 }
 
+// Counts a stub argument's elements: an iterator's operands, or a tensor.
+template <class T>
+void add_work(SerialWork& work, const T& v) {
+  if constexpr (std::is_base_of_v<at::TensorIteratorBase, std::decay_t<T>>) {
+    for (int i = 0; i < v.ntensors(); ++i) work.add(v.tensor_base(i));
+  } else if constexpr (std::is_base_of_v<at::TensorBase, std::decay_t<T>>) {
+    work.add(v);
+  }
+}
+
 }  // namespace detail
 
 // The foo entry of `Stub`, whose kernels take Args.
@@ -215,6 +225,8 @@ struct QueuedStub<Stub, void (*)(Args...)> {
   static void run(Args... args) {
     c10::DeviceIndex device = detail::device_of_call({detail::iterator_pointer(args)...}, {detail::tensor_pointer(args)...});
     const char* name = current_host_op();
+    SerialWork work;
+    (detail::add_work(work, args), ...);
     launch_op(device, name ? name : "foo::queued_stub",
               [packed = std::make_tuple(StubArg<Args>::pack(args)...)] {
                 std::apply(
@@ -224,7 +236,8 @@ struct QueuedStub<Stub, void (*)(Args...)> {
                       std::apply([](auto&... g) { (detail::finish(g), ...); }, given);
                     },
                     packed);
-              });
+              },
+              work.serial());
   }
 };
 

@@ -20,7 +20,7 @@ void sleep(double ms) {
 }
 
 void warn_in_kernel(const std::string& message) {
-  launch_op(current_device(), "foo::_warn_in_kernel", [message] { TORCH_WARN(message); });
+  launch_op(current_device(), "foo::_warn_in_kernel", [message] { TORCH_WARN(message); }, /*serial=*/true);
 }
 
 }  // namespace foo::aten

@@ -312,8 +312,17 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
                           unpacked);
                     },
                     packed);
-              });
+              },
+              serial_work_of(out, self, rest...));
     apply_metadata_changes<Name>(out, rest...);
+  }
+
+  static bool serial_work_of(const at::Tensor& out, const at::Tensor& self, const Rest&... rest) {
+    SerialWork work;
+    work.add(out);
+    work.add(self);
+    (for_each_tensor_in(rest, [&](const at::Tensor& t) { work.add(t); }), ...);
+    return work.serial();
   }
 
   // A kernel captured into a graph: the first replay configures a

@@ -13,6 +13,7 @@
 #include "runtime/FooException.h"
 #include "runtime/FooFunctions.h"
 #include "runtime/FooGraphsUtils.h"
+#include "runtime/FooLaunch.h"
 
 namespace foo {
 namespace {
@@ -98,6 +99,9 @@ void FooGraphImpl::capture_begin(c10::MempoolId_t pool, at::GraphCaptureMode cap
     FOO_CHECK(e);
   }
   capturing_ = true;
+  if (warnings_ == nullptr) warnings_ = new_graph_warning_inbox();
+  begin_capture_warnings(warnings_);
+  warnings_replayer_.store(own_thread_inbox(), std::memory_order_relaxed);
   capture_stream_ = stream;
   capture_id_ = capture_id(stream);
   id->store(capture_id_, std::memory_order_release);
@@ -136,6 +140,7 @@ void FooGraphImpl::end_capture_bookkeeping() noexcept {
     generator_.get<FooGeneratorImpl>()->capture_epilogue(capture_id_);
   }
   note_capture_ended();
+  end_capture_warnings(warnings_);
   capturing_ = false;
 }
 
@@ -193,7 +198,13 @@ void FooGraphImpl::replay() {
     std::lock_guard<std::mutex> lock(generator_.mutex());
     generator_.get<FooGeneratorImpl>()->replay_prologue(*rng_);
   }
-  FOO_CHECK(fooGraphLaunch(exec_, getCurrentFooStream(device_).stream()));
+  FooStream stream = getCurrentFooStream(device_);
+  KernelWarningInbox* replayer = own_thread_inbox();
+  if (warnings_replayer_.exchange(replayer, std::memory_order_relaxed) != replayer) {
+    launch_kernel(stream, [graph = warnings_, replayer] { point_graph_warnings(graph, replayer); },
+                  "foo::graph_warnings_prologue");
+  }
+  FOO_CHECK(fooGraphLaunch(exec_, stream.stream()));
 }
 
 void FooGraphImpl::release_memory_pool() noexcept {

@@ -12,6 +12,7 @@
 // FooGenerator.h), so each replay draws fresh numbers.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@
 #include <foo_sim/foo_graph.h>
 
 #include "aten_runtime/FooGenerator.h"
+#include "runtime/FooGraphWarnings.h"
 #include "runtime/FooStream.h"
 
 namespace foo {
@@ -63,6 +65,10 @@ class FooGraphImpl final : public at::GraphImplInterface {
   bool holds_pool_ = false;  // one use of pool_ (device and host) is ours
   at::Generator generator_;  // the device's default generator, while it draws for this graph
   std::shared_ptr<GraphRngSlot> rng_;
+  // Where the captured kernels warn (FooGraphWarnings.h), made at the first
+  // capture; and the thread inbox the last replay queued it to point at.
+  KernelWarningInbox* warnings_ = nullptr;
+  std::atomic<KernelWarningInbox*> warnings_replayer_{nullptr};
 };
 
 }  // namespace foo

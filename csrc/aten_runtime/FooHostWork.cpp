@@ -141,11 +141,12 @@ int on_host_work(fooHostWorkPhase phase, void* /*user_data*/) {
     return 0;
   }
   if (phase == fooHostWorkAsk) {
-    // A host that runs kernels on several intra-op threads would bring its
-    // own OpenMP team beside the executors' teams, two teams spinning on the
-    // same cores (CPU's parallel kernels then take up to twice as long):
-    // such a host leaves the work to the executors. Host work is for the
-    // latency of small operators, whose kernels never start a team.
+    // A host that ran kernels on several intra-op threads would bring its
+    // own OpenMP team beside the executors' teams: once libgomp counts more
+    // threads than cores it makes every team sleep between parallel regions
+    // (CPU's parallel kernels then took up to twice as long). Such a host
+    // runs serial kernels only, on one thread (Launch.h, SerialWork): the
+    // small operators whose latency host work is for.
     return at::get_num_threads() > 1 ? 1 : 0;
   }
   try {
@@ -167,5 +168,7 @@ void run_host_work_in_executor_state() {
 }
 
 bool running_host_work() { return t_running; }
+
+bool host_work_serial_only() { return t_running && t_host.threads > 1; }
 
 }  // namespace foo

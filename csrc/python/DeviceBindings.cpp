@@ -15,11 +15,7 @@ namespace foo::python {
 c10::DeviceIndex device_index(int64_t d) {
   constexpr int64_t lowest = std::numeric_limits<c10::DeviceIndex>::min();
   constexpr int64_t highest = std::numeric_limits<c10::DeviceIndex>::max();
-  if (d < lowest || d > highest) {
-    int count = device_count();
-    TORCH_CHECK(false, "Invalid foo device index ", d, ": valid indices are 0 to ", count - 1, " (", count,
-                " foo devices)");
-  }
+  if (d < lowest || d > highest) throw_invalid_device(d);
   return static_cast<c10::DeviceIndex>(d);
 }
 

@@ -36,12 +36,18 @@ c10::DeviceIndex device_count() noexcept { return device_count_result().count; }
 
 std::string no_device_reason() { return device_count_result().reason; }
 
+void throw_invalid_device(int64_t device) {
+  const int count = device_count();
+  throw c10::AcceleratorError({__func__, __FILE__, static_cast<uint32_t>(__LINE__)}, fooErrorInvalidDevice,
+                              c10::str("foo error: ", fooGetErrorString(fooErrorInvalidDevice),
+                                       ". The device index is out of range: ", device, " (valid indices are 0 to ",
+                                       count - 1, ", ", count, " foo devices)"));
+}
+
 void check_device_index(c10::DeviceIndex device) {
   auto count = device_count();
   TORCH_CHECK(count > 0, "Found no foo devices: ", no_device_reason());
-  TORCH_CHECK(device >= 0 && device < count, "Invalid foo device index ", static_cast<int>(device),
-              ": valid indices are 0 to ", static_cast<int>(count) - 1, " (", static_cast<int>(count),
-              " foo devices)");
+  if (device < 0 || device >= count) throw_invalid_device(device);
 }
 
 c10::DeviceIndex current_device() {

@@ -18,8 +18,11 @@ c10::DeviceIndex current_device();
 void set_device(c10::DeviceIndex device);
 // Sets `device` as current and returns the previous one.
 c10::DeviceIndex exchange_device(c10::DeviceIndex device);
-// Throws a RuntimeError naming the index and the valid range.
+// An index that names no device raises as CUDA's runtime refuses one
+// (torch.AcceleratorError, "invalid device ordinal"), naming the index and
+// the valid range.
 void check_device_index(c10::DeviceIndex device);
+[[noreturn]] void throw_invalid_device(int64_t device);
 
 // Runs fn() with `device` current, then makes the previous device current
 // again, also when fn throws.

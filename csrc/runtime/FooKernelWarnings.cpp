@@ -1,5 +1,7 @@
 #include "runtime/FooKernelWarnings.h"
 
+#include "runtime/FooGraphWarnings.h"
+
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -32,6 +34,7 @@ class KernelWarningInbox : public c10::WarningHandler {
  public:
   // On an executor, inside a kernel's KernelWarningScope.
   void process(const c10::Warning& warning) override {
+    if (KernelWarningInbox* to = passes_to.load(std::memory_order_acquire)) return to->process(warning);
     std::string message = t_op_name ? std::string(t_op_name) + ": " + warning.msg() : warning.msg();
     c10::Warning held(warning.type(), warning.source_location(), std::move(message), warning.verbatim());
     std::lock_guard<std::mutex> lock(mutex_);
@@ -78,6 +81,14 @@ class KernelWarningInbox : public c10::WarningHandler {
   std::atomic<bool> has_warnings{false};
   static thread_local const char* t_op_name;
 
+  // A graph's inbox (FooGraphWarnings.h) holds nothing: it passes its
+  // warnings to the replaying thread's. A thread's own inbox has none.
+  std::atomic<KernelWarningInbox*> passes_to{nullptr};
+  // While a capture into this graph inbox is underway; `outer` is the
+  // capturing thread's enclosing capture's inbox, if any.
+  std::atomic<bool> capturing{false};
+  KernelWarningInbox* outer = nullptr;
+
  private:
   std::mutex mutex_;
   std::vector<c10::Warning> held_;
@@ -116,10 +127,20 @@ struct ThreadInbox {
 };
 thread_local ThreadInbox t_inbox;
 thread_local KernelWarningInbox* t_inbox_fast = nullptr;  // trivially destructible: readable without a guard
+// The graph inbox of the capture this thread has underway, if any.
+thread_local KernelWarningInbox* t_capture_inbox = nullptr;
 
 }  // namespace
 
 KernelWarningInbox* launching_thread_inbox() {
+  if (C10_UNLIKELY(t_capture_inbox != nullptr)) {
+    if (t_capture_inbox->capturing.load(std::memory_order_relaxed)) return t_capture_inbox;
+    t_capture_inbox = nullptr;  // its capture was ended by another thread
+  }
+  return own_thread_inbox();
+}
+
+KernelWarningInbox* own_thread_inbox() {
   if (C10_LIKELY(t_inbox_fast != nullptr)) return t_inbox_fast;
   auto* box = new KernelWarningInbox();
   {
@@ -129,6 +150,28 @@ KernelWarningInbox* launching_thread_inbox() {
   t_inbox.box = box;
   t_inbox_fast = box;
   return box;
+}
+
+KernelWarningInbox* new_graph_warning_inbox() {
+  auto* graph = new KernelWarningInbox();
+  graph->passes_to.store(own_thread_inbox(), std::memory_order_release);
+  return graph;
+}
+
+void begin_capture_warnings(KernelWarningInbox* graph) {
+  graph->passes_to.store(own_thread_inbox(), std::memory_order_release);
+  graph->outer = t_capture_inbox;
+  graph->capturing.store(true, std::memory_order_relaxed);
+  t_capture_inbox = graph;
+}
+
+void end_capture_warnings(KernelWarningInbox* graph) noexcept {
+  graph->capturing.store(false, std::memory_order_relaxed);
+  if (t_capture_inbox == graph) t_capture_inbox = graph->outer;
+}
+
+void point_graph_warnings(KernelWarningInbox* graph, KernelWarningInbox* replayer) noexcept {
+  graph->passes_to.store(replayer, std::memory_order_release);
 }
 
 KernelWarningScope::KernelWarningScope(const char* op_name, KernelWarningInbox* inbox)

@@ -81,8 +81,9 @@ void run_then_defer_release(void* data) {
 }
 
 template <class Box>
-void launch_box(const FooStream& stream, std::unique_ptr<Box> boxed, void (*run)(void*), const char* name) {
-  fooError_t e = fooLaunchKernel(stream.stream(), run, boxed.get(), name);
+void launch_box(const FooStream& stream, std::unique_ptr<Box> boxed, void (*run)(void*), const char* name,
+                unsigned int flags) {
+  fooError_t e = fooLaunchKernelEx(stream.stream(), run, boxed.get(), name, flags);
   // foo_sim owns the box once the launch was accepted, even if the kernel
   // already ran and failed (FOO_SIM_LAUNCH_BLOCKING=1).
   if (e == fooSuccess || e == fooErrorLaunchFailure) boxed.release();
@@ -110,9 +111,12 @@ enum class ClosureRelease {
 // graph.
 //
 // launch_kernel_made takes a `make` that returns the closure, built straight
-// into its box; launch_kernel takes the closure itself.
+// into its box; launch_kernel takes the closure itself. `flags`:
+// fooLaunchKernelEx's (fooKernelSerial for a kernel that starts no thread
+// team); a captured kernel is a graph node, which has none.
 template <ClosureRelease Release = ClosureRelease::OnExecutor, class Make>
-void launch_kernel_made(const FooStream& stream, Make&& make, const char* name) {
+void launch_kernel_made(const FooStream& stream, Make&& make, const char* name,
+                        unsigned int flags = fooKernelDefault) {
   using Fn = decltype(make());
   if (captures_underway() != 0) {
     // foo_sim owns the box from the call on, whatever it returns.
@@ -126,9 +130,9 @@ void launch_kernel_made(const FooStream& stream, Make&& make, const char* name) 
   if constexpr (Release == ClosureRelease::Deferred) {
     detail::release_finished_closures();
     detail::launch_box(stream, std::make_unique<detail::DeferredReleaseBox<Fn>>(std::in_place, make),
-                       &detail::run_then_defer_release<Fn>, name);
+                       &detail::run_then_defer_release<Fn>, name, flags);
   } else {
-    detail::launch_box(stream, std::unique_ptr<Fn>(new Fn(make())), &detail::run_boxed_kernel<Fn>, name);
+    detail::launch_box(stream, std::unique_ptr<Fn>(new Fn(make())), &detail::run_boxed_kernel<Fn>, name, flags);
   }
 }
 

@@ -199,12 +199,6 @@ at::Tensor host_nansum(const at::Tensor & self, at::OptionalIntArrayRef dim, boo
   return at::native::nansum(self, dim, keepdim, dtype);
 }
 
-at::Tensor & host_nansum_out(const at::Tensor & self, at::OptionalIntArrayRef dim, bool keepdim, ::std::optional<at::ScalarType> dtype, at::Tensor & out) {
-  HostOpScope scope("aten::nansum");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::nansum_out(self, dim, keepdim, dtype, out);
-}
-
 at::Tensor host_std_correction(const at::Tensor & self, at::OptionalIntArrayRef dim, const ::std::optional<at::Scalar> & correction, bool keepdim) {
   HostOpScope scope("aten::std");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
@@ -342,12 +336,6 @@ at::Tensor host_take(const at::Tensor & self, const at::Tensor & index) {
   return at::native::take(self, index);
 }
 
-at::Tensor & host_linalg_solve_triangular_out(const at::Tensor & self, const at::Tensor & B, bool upper, bool left, bool unitriangular, at::Tensor & out) {
-  HostOpScope scope("aten::linalg_solve_triangular");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(self));
-  return at::native::linalg_solve_triangular_out(self, B, upper, left, unitriangular, out);
-}
-
 at::Tensor host_linalg_solve_triangular(const at::Tensor & self, const at::Tensor & B, bool upper, bool left, bool unitriangular) {
   HostOpScope scope("aten::linalg_solve_triangular");
   const c10::OptionalDeviceGuard device_guard(at::device_of(self));
@@ -438,34 +426,16 @@ at::Tensor & host_normal_(at::Tensor & self, double mean, double std, ::std::opt
   return at::native::normal_(self, mean, std, generator);
 }
 
-at::Tensor & host_normal_Tensor_float_out(const at::Tensor & mean, double std, ::std::optional<at::Generator> generator, at::Tensor & out) {
-  HostOpScope scope("aten::normal");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(mean));
-  return at::native::normal_out(mean, std, generator, out);
-}
-
 at::Tensor host_normal_Tensor_float(const at::Tensor & mean, double std, ::std::optional<at::Generator> generator) {
   HostOpScope scope("aten::normal");
   const c10::OptionalDeviceGuard device_guard(at::device_of(mean));
   return at::native::normal(mean, std, generator);
 }
 
-at::Tensor & host_normal_float_Tensor_out(double mean, const at::Tensor & std, ::std::optional<at::Generator> generator, at::Tensor & out) {
-  HostOpScope scope("aten::normal");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(std));
-  return at::native::normal_out(mean, std, generator, out);
-}
-
 at::Tensor host_normal_float_Tensor(double mean, const at::Tensor & std, ::std::optional<at::Generator> generator) {
   HostOpScope scope("aten::normal");
   const c10::OptionalDeviceGuard device_guard(at::device_of(std));
   return at::native::normal(mean, std, generator);
-}
-
-at::Tensor & host_normal_Tensor_Tensor_out(const at::Tensor & mean, const at::Tensor & std, ::std::optional<at::Generator> generator, at::Tensor & out) {
-  HostOpScope scope("aten::normal");
-  const c10::OptionalDeviceGuard device_guard(at::device_of(mean));
-  return at::native::normal_out(mean, std, generator, out);
 }
 
 at::Tensor host_normal_Tensor_Tensor(const at::Tensor & mean, const at::Tensor & std, ::std::optional<at::Generator> generator) {
@@ -564,7 +534,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_pdist_backward", TORCH_FN(host__pdist_backward));
   m.impl("channel_shuffle", TORCH_FN(host_channel_shuffle));
   m.impl("nansum", TORCH_FN(host_nansum));
-  m.impl("nansum.out", TORCH_FN(host_nansum_out));
   m.impl("std.correction", TORCH_FN(host_std_correction));
   m.impl("std_mean.correction", TORCH_FN(host_std_mean_correction));
   m.impl("std.correction_out", TORCH_FN(host_std_correction_out));
@@ -588,7 +557,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("geometric_", TORCH_FN(host_geometric_));
   m.impl("take.out", TORCH_FN(host_take_out));
   m.impl("take", TORCH_FN(host_take));
-  m.impl("linalg_solve_triangular.out", TORCH_FN(host_linalg_solve_triangular_out));
   m.impl("linalg_solve_triangular", TORCH_FN(host_linalg_solve_triangular));
   m.impl("cholesky.out", TORCH_FN(host_cholesky_out));
   m.impl("cholesky", TORCH_FN(host_cholesky));
@@ -604,11 +572,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max.unary_out", TORCH_FN(host_max_unary_out));
   m.impl("unfold_backward", TORCH_FN(host_unfold_backward));
   m.impl("normal_", TORCH_FN(host_normal_));
-  m.impl("normal.Tensor_float_out", TORCH_FN(host_normal_Tensor_float_out));
   m.impl("normal.Tensor_float", TORCH_FN(host_normal_Tensor_float));
-  m.impl("normal.float_Tensor_out", TORCH_FN(host_normal_float_Tensor_out));
   m.impl("normal.float_Tensor", TORCH_FN(host_normal_float_Tensor));
-  m.impl("normal.Tensor_Tensor_out", TORCH_FN(host_normal_Tensor_Tensor_out));
   m.impl("normal.Tensor_Tensor", TORCH_FN(host_normal_Tensor_Tensor));
   m.impl("hardtanh.out", TORCH_FN(host_hardtanh_out));
   m.impl("hardtanh", TORCH_FN(host_hardtanh));

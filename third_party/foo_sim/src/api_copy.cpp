@@ -113,6 +113,10 @@ auto move_work(Runtime* rt, void* dst, const void* src, size_t count) {
   };
 }
 
+// Whether a copy of `count` bytes is moved by one thread (copy_pieces): work
+// a host limited to serial work may run (fooHostWorkAsk).
+bool serial_copy(size_t count) { return count < 2 * foo_sim::kMinBytesPerPiece; }
+
 }  // namespace
 
 extern "C" {
@@ -138,7 +142,7 @@ fooError_t fooMemcpy(void* dst, const void* src, size_t count, fooMemcpyKind kin
   auto* stream = rt->scheduler().default_stream(ordering_device(plan, rt->current_device()));
   foo_sim::profiler::ScopedLabel label(fooActivityKindMemcpy, copy_name(plan), count, actual_kind(plan));
   declare_copy(plan, dst, src, count);
-  return rt->scheduler().launch_and_wait(stream, move_work(rt, dst, src, count));
+  return rt->scheduler().launch_and_wait(stream, move_work(rt, dst, src, count), serial_copy(count));
 }
 
 fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count, fooMemcpyKind kind, fooStream_t stream) {
@@ -157,9 +161,9 @@ fooError_t fooMemcpyAsync(void* dst, const void* src, size_t count, fooMemcpyKin
     if (fooError_t e = Runtime::check_may_block("fooMemcpyAsync with pageable host memory")) return e;
     // It blocks the host like fooMemcpy, so a capture may forbid it (foo_graph.h).
     if (fooError_t e = rt->scheduler().check_unsafe_call("fooMemcpyAsync with pageable host memory")) return e;
-    return rt->scheduler().launch_and_wait(s, move_work(rt, dst, src, count));
+    return rt->scheduler().launch_and_wait(s, move_work(rt, dst, src, count), serial_copy(count));
   }
-  return rt->scheduler().launch(s, move_work(rt, dst, src, count));
+  return rt->scheduler().launch(s, move_work(rt, dst, src, count), serial_copy(count));
 }
 
 fooError_t fooMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice, size_t count) {

@@ -75,19 +75,33 @@ fooError_t fooStreamGetDevice(fooStream_t stream, int* device) {
   return rt->scheduler().stream_info(rt->resolve(stream), device, nullptr, nullptr);
 }
 
-fooError_t fooLaunchKernel(fooStream_t stream, fooHostFn_t fn, void* userData, const char* name) {
-  foo_sim::profiler::ScopedLabel label(fooActivityKindKernel, name);
-  return fooLaunchHostFunc(stream, fn, userData);
-}
+namespace {
 
-fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn, void* userData) {
+fooError_t launch_host_func(fooStream_t stream, fooHostFn_t fn, void* userData, bool serial) {
   if (fn == nullptr) return fail(fooErrorInvalidValue, "fooLaunchHostFunc: fn is NULL");
   Runtime* rt;
   if (fooError_t e = Runtime::get_started(&rt)) return e;
   if (rt->config().launch_blocking) {
     if (fooError_t e = Runtime::check_may_block("fooLaunchHostFunc with FOO_SIM_LAUNCH_BLOCKING=1")) return e;
   }
-  return rt->scheduler().launch(rt->resolve(stream), fn, userData);
+  return rt->scheduler().launch(rt->resolve(stream), fn, userData, serial);
+}
+
+}  // namespace
+
+fooError_t fooLaunchKernel(fooStream_t stream, fooHostFn_t fn, void* userData, const char* name) {
+  return fooLaunchKernelEx(stream, fn, userData, name, fooKernelDefault);
+}
+
+fooError_t fooLaunchKernelEx(fooStream_t stream, fooHostFn_t fn, void* userData, const char* name,
+                             unsigned int flags) {
+  if ((flags & ~fooKernelSerial) != 0) return fail(fooErrorInvalidValue, "fooLaunchKernelEx: unknown flags");
+  foo_sim::profiler::ScopedLabel label(fooActivityKindKernel, name);
+  return launch_host_func(stream, fn, userData, (flags & fooKernelSerial) != 0);
+}
+
+fooError_t fooLaunchHostFunc(fooStream_t stream, fooHostFn_t fn, void* userData) {
+  return launch_host_func(stream, fn, userData, false);
 }
 
 fooError_t fooLaunchHostFuncOwned(fooStream_t stream, fooHostFn_t fn, void* userData, fooHostFn_t release,

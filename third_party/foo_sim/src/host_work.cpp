@@ -22,9 +22,12 @@ void set_host_work_hook(fooHostWorkHook hook, void* user_data) {
   g_hook.store(hook, std::memory_order_release);
 }
 
-bool host_work_allowed() {
+HostWorkScope host_work_scope() {
   fooHostWorkHook hook = g_hook.load(std::memory_order_acquire);
-  return hook == nullptr || hook(fooHostWorkAsk, g_user_data.load(std::memory_order_relaxed)) == 0;
+  if (hook == nullptr || hook(fooHostWorkAsk, g_user_data.load(std::memory_order_relaxed)) == 0) {
+    return HostWorkScope::Any;
+  }
+  return HostWorkScope::Serial;
 }
 
 void count_host_work(size_t functions) { t_functions_run += functions; }

@@ -13,9 +13,10 @@
 namespace foo_sim {
 
 void set_host_work_hook(fooHostWorkHook hook, void* user_data);
-// Whether the embedding lets the calling thread take work now (its hook's
+// What the embedding lets the calling thread take now (its hook's
 // fooHostWorkAsk); called under the scheduler's mutex.
-bool host_work_allowed();
+enum class HostWorkScope { Any, Serial };
+HostWorkScope host_work_scope();
 // Counts functions the calling thread ran in place of an executor.
 void count_host_work(size_t functions);
 

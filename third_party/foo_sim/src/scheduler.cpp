@@ -220,11 +220,12 @@ bool Scheduler::device_idle(const Device* d) {
 
 // ------------------------------------------------------------------ launches
 
-fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
+fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data, bool serial) {
   Command c;
   c.kind = Command::Kind::Kernel;
   c.fn = fn;
   c.data = data;
+  c.serial = serial;
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "fooLaunchHostFunc")) return e;
   if (s->capture) {
@@ -241,8 +242,8 @@ fooError_t Scheduler::launch(Stream* s, fooHostFn_t fn, void* data) {
   return fooSuccess;
 }
 
-fooError_t Scheduler::launch(Stream* s, std::function<void()> work) {
-  return launch_closure(s, std::move(work), GraphNode());
+fooError_t Scheduler::launch(Stream* s, std::function<void()> work, bool serial) {
+  return launch_closure(s, std::move(work), GraphNode(), serial);
 }
 
 fooError_t Scheduler::launch_owned(Stream* s, fooHostFn_t fn, std::shared_ptr<void> owned,
@@ -255,7 +256,7 @@ fooError_t Scheduler::launch_owned(Stream* s, fooHostFn_t fn, std::shared_ptr<vo
   return launch_closure(s, [fn, owned = std::move(owned)] { fn(owned.get()); }, std::move(node));
 }
 
-fooError_t Scheduler::launch_closure(Stream* s, std::function<void()> work, GraphNode as_node) {
+fooError_t Scheduler::launch_closure(Stream* s, std::function<void()> work, GraphNode as_node, bool serial) {
   // Declared before the lock: if the work is not queued, what it owns is
   // released after the mutex (fooLaunchHostFuncOwned's release may call foo).
   auto box = std::make_unique<ClosureBox>(ClosureBox{std::move(work)});
@@ -278,17 +279,19 @@ fooError_t Scheduler::launch_closure(Stream* s, std::function<void()> work, Grap
   c.kind = Command::Kind::Kernel;
   c.fn = &ClosureBox::run;
   c.data = box.release();  // owned by the queued command from here on
+  c.serial = serial;
   if (config_.launch_blocking) return enqueue_and_wait(lock, s, std::move(c));
   push_then_ring(lock, s, std::move(c));
   return fooSuccess;
 }
 
-fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work) {
+fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work, bool serial) {
   auto box = std::make_unique<ClosureBox>(ClosureBox{std::move(work)});
   Command c;
   c.kind = Command::Kind::Kernel;
   c.fn = &ClosureBox::run;
   c.data = box.get();
+  c.serial = serial;
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "copy")) return e;
   if (s->capture) return capture_conflict(*s->capture, "a blocking copy or memset on a capturing stream");
@@ -305,7 +308,9 @@ fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work) {
 // stream first and runs `c` itself (host work): no executor is offered it.
 fooError_t Scheduler::enqueue_and_wait(Lock& lock, Stream* s, Command c) {
   auto m = std::make_shared<Marker>();
-  Stream* claimed = idle(s) && host_may_claim(s->device) && host_work_allowed() ? s : nullptr;
+  HostWorkScope scope = host_work_scope();
+  bool serial_only = scope == HostWorkScope::Serial;
+  Stream* claimed = idle(s) && host_may_claim(s->device) && (!serial_only || c.serial) ? s : nullptr;
   if (claimed != nullptr) claim(claimed);
   push(s, std::move(c));
   Command record;
@@ -639,12 +644,12 @@ void Scheduler::executor_main(Device* d, int executor) {
 // The kernels at the head of `s`, in order. Only the first while another
 // stream of the device is runnable: pick() chooses between them by priority
 // and age after each kernel, as it did before this one.
-void Scheduler::take_kernels(Stream* s, std::vector<Command>& batch) {
+void Scheduler::take_kernels(Stream* s, std::vector<Command>& batch, bool serial_only) {
   do {
     batch.push_back(std::move(s->queue.front()));
     s->queue.pop_front();
   } while (batch.size() < kMaxBatch && !s->queue.empty() && s->queue.front().kind == Command::Kind::Kernel &&
-           s->device->runnable.empty());
+           (!serial_only || s->queue.front().serial) && s->device->runnable.empty());
 }
 
 // Runs `batch` from its first kernel, without the mutex; *ran counts the
@@ -743,10 +748,11 @@ void Scheduler::run_kernel(const Command& c, Stream* s) {
 void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>& pred, Stream* awaited,
                           Device* device, Stream* claimed) {
   if (claimed == nullptr && pred()) return;
+  bool serial_only = host_work_scope() == HostWorkScope::Serial;
   // A host the embedding keeps from running kernels (its hook declined)
   // does not try again in this wait: each try takes the stream from the
   // executors for nothing.
-  bool may_work = run_host_work(lock, pred, awaited, device, claimed);
+  bool may_work = run_host_work(lock, pred, awaited, device, claimed, serial_only);
   if (pred()) return;
   struct Waiting {
     std::atomic<int>& count;
@@ -764,8 +770,8 @@ void Scheduler::host_wait(Lock& lock, bool blocking, const std::function<bool()>
       lock.lock();
       if (pred()) return;
       // What it waits for became runnable, and no executor took it yet.
-      if (may_work && host_takeable(awaited, device) != nullptr) {
-        may_work = run_host_work(lock, pred, awaited, device, nullptr);
+      if (may_work && host_takeable(awaited, device, serial_only) != nullptr) {
+        may_work = run_host_work(lock, pred, awaited, device, nullptr, serial_only);
         if (pred()) return;
       }
     }

@@ -68,6 +68,7 @@ struct Command {
   uint64_t seq = 0;          // submission order: FIFO among equal priorities
   ActivityStamp stamp;       // Kernel, while tracing (profiler.h)
   bool self_traced = false;  // records its own activities (a graph replay's batch): not stamped
+  bool serial = false;       // Kernel: starts no thread team (fooKernelSerial, a one-piece copy)
   // Whatever `data` points into that must live until the command ran: a
   // graph replay's nodes, so that destroying the graph while the replay is
   // queued is safe.
@@ -168,16 +169,17 @@ class Scheduler {
   // Waits for every stream of the device without consuming their errors.
   void wait_device_idle(int device);
 
-  fooError_t launch(Stream* s, fooHostFn_t fn, void* data);
+  // `serial`: the work starts no thread team (fooKernelSerial).
+  fooError_t launch(Stream* s, fooHostFn_t fn, void* data, bool serial = false);
   // Runs `work` on the stream; for runtime-internal work (copies, memset).
-  fooError_t launch(Stream* s, std::function<void()> work);
+  fooError_t launch(Stream* s, std::function<void()> work, bool serial = false);
   // fooLaunchHostFuncOwnedWithPrefetch. A capture keeps fn, the data and
   // prefetch in the node itself, so that a replay reaches the data without
   // a closure between and can call prefetch ahead of it.
   fooError_t launch_owned(Stream* s, fooHostFn_t fn, std::shared_ptr<void> owned, fooHostFnPrefetch_t prefetch);
   // Like launch, then waits for the work (used where the host must not
   // return early: pageable copies, synchronous copies).
-  fooError_t launch_and_wait(Stream* s, std::function<void()> work);
+  fooError_t launch_and_wait(Stream* s, std::function<void()> work, bool serial = false);
 
   fooError_t create_event(int device, unsigned flags, Event** out);
   fooError_t destroy_event(Event* e);
@@ -229,7 +231,8 @@ class Scheduler {
   void list_runnable(Stream* s);
   Stream* pick(Device* d);
   void executor_main(Device* d, int executor);
-  void take_kernels(Stream* s, std::vector<Command>& batch);
+  // `serial_only`: none but fooKernelSerial ones (a host's, host_work.h).
+  void take_kernels(Stream* s, std::vector<Command>& batch, bool serial_only = false);
   KernelErrorPtr run_kernels(std::vector<Command>& batch, Stream* s, uint32_t listed, size_t* ran);
   void wait_for_work(Device* d, int executor, Lock& lock);
   // Wakes `preferred` if it sleeps, else any sleeping executor.
@@ -254,11 +257,13 @@ class Scheduler {
   // `claimed` (or a stream it may take) until pred() holds or it may take
   // no more; returns with the thread's own state back, and false if the
   // embedding declined to run kernels on this thread (fooSetHostWorkHook).
+  // `serial_only`: it takes only kernels that start no thread team.
   bool run_host_work(Lock& lock, const std::function<bool()>& pred, Stream* awaited, Device* device,
-                     Stream* claimed);
+                     Stream* claimed, bool serial_only);
   // A stream the waiting host may take now, or null: the one holding up
-  // `awaited` (holding_up), or the device's first runnable one.
-  Stream* host_takeable(Stream* awaited, Device* device) const;
+  // `awaited` (holding_up), or the device's first runnable one; with
+  // `serial_only`, only if its next kernel starts no thread team.
+  Stream* host_takeable(Stream* awaited, Device* device, bool serial_only) const;
   static Stream* holding_up(Stream* s);
   // Whether an idle executor would take the runnable stream `s` now.
   bool host_may_take(const Stream* s) const;
@@ -281,7 +286,7 @@ class Scheduler {
   // launch() and launch_owned(): `work` runs on the stream, or, under
   // capture, `as_node` becomes the graph's node (with `work` in it if it
   // has no fn).
-  fooError_t launch_closure(Stream* s, std::function<void()> work, GraphNode as_node);
+  fooError_t launch_closure(Stream* s, std::function<void()> work, GraphNode as_node, bool serial = false);
   fooError_t capture_record(Event* e, Stream* s);
   fooError_t capture_wait(Stream* s, Event* e, const CapturePtr& from, bool* handled);
   // Invalidates `c` and fails with fooErrorStreamCaptureUnsupported.

@@ -28,11 +28,10 @@ std::vector<Command>& host_batch() {
 }  // namespace
 
 bool Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Stream* awaited, Device* device,
-                              Stream* claimed) {
+                              Stream* claimed, bool serial_only) {
   Stream* s = claimed;
   if (s == nullptr) {
-    if (!host_work_allowed()) return false;
-    s = host_takeable(awaited, device);
+    s = host_takeable(awaited, device, serial_only);
     if (s == nullptr) return true;
     claim(s);
   }
@@ -41,7 +40,7 @@ bool Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Str
   std::vector<Command>& batch = host_batch();
   while (s != nullptr) {
     Device* d = s->device;
-    take_kernels(s, batch);
+    take_kernels(s, batch, serial_only);
     uint32_t listed = d->listings.load(std::memory_order_relaxed);
     lock.unlock();
     size_t ran = 0;
@@ -66,7 +65,7 @@ bool Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Str
     --d->returning;
     s = nullptr;
     if (entered && !pred()) {
-      s = host_takeable(awaited, device);
+      s = host_takeable(awaited, device, serial_only);
       if (s != nullptr) claim(s);
     }
     offer_work(d);
@@ -79,17 +78,20 @@ bool Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Str
   return !declined;
 }
 
-Stream* Scheduler::host_takeable(Stream* awaited, Device* device) const {
+Stream* Scheduler::host_takeable(Stream* awaited, Device* device, bool serial_only) const {
+  Stream* s = nullptr;
   if (awaited != nullptr) {
-    Stream* s = holding_up(awaited);
-    return s != nullptr && host_may_take(s) ? s : nullptr;
+    s = holding_up(awaited);
+    if (s == nullptr || !host_may_take(s)) return nullptr;
+  } else {
+    if (device == nullptr || device->runnable.empty() || device->busy >= config_.executors_per_device) return nullptr;
+    s = device->runnable.front();
+    for (Stream* other : device->runnable) {
+      if (picked_before(other, s)) s = other;
+    }
   }
-  if (device == nullptr || device->runnable.empty() || device->busy >= config_.executors_per_device) return nullptr;
-  Stream* best = device->runnable.front();
-  for (Stream* s : device->runnable) {
-    if (picked_before(s, best)) best = s;
-  }
-  return best;
+  // A listed stream's head is a kernel (list_runnable).
+  return !serial_only || s->queue.front().serial ? s : nullptr;
 }
 
 // The stream whose queued kernels stand before `s`'s progress: `s`, or,

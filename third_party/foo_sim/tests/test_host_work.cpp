@@ -351,7 +351,7 @@ int bracket(fooHostWorkPhase phase, void* user_data) {
 }
 }  // namespace
 
-TEST(the_embeddings_hook_brackets_host_work_and_may_decline_it) {
+TEST(the_embeddings_hook_brackets_host_work_and_may_limit_or_decline_it) {
   CHECK_OK(fooSetHostWorkHook(&bracket, &g_begins));
   bool inside = false;
   std::thread::id ran;
@@ -371,8 +371,8 @@ TEST(the_embeddings_hook_brackets_host_work_and_may_decline_it) {
   CHECK(g_begins == 1 && g_ends == 1);
   g_decline = false;
 
-  // Asked first, a hook that refuses leaves the stream to the executors
-  // without beginning.
+  // Asked first, a hook that limits the host to serial work leaves other
+  // kernels to the executors without beginning, and runs serial ones.
   g_refuse = true;
   int asks = g_asks;
   CHECK_OK(harness::launch(nullptr, [&] { ran = std::this_thread::get_id(); }));
@@ -380,6 +380,13 @@ TEST(the_embeddings_hook_brackets_host_work_and_may_decline_it) {
   CHECK(fooHostWorkCount() == before);
   CHECK(g_asks > asks);
   CHECK(g_begins == 1 && g_ends == 1);
+  static std::thread::id serial_ran;
+  CHECK_OK(fooLaunchKernelEx(nullptr, [](void*) { serial_ran = std::this_thread::get_id(); }, nullptr, "serial",
+                             fooKernelSerial));
+  CHECK(on_this_thread(serial_ran));
+  CHECK(fooHostWorkCount() == before + 1);
+  CHECK(g_begins == 2 && g_ends == 2);
+  CHECK_ERR(fooLaunchKernelEx(nullptr, [](void*) {}, nullptr, "bad", 0x8u), fooErrorInvalidValue);
   g_refuse = false;
   CHECK_OK(fooSetHostWorkHook(nullptr, nullptr));
 }

@@ -64,6 +64,13 @@ FOO_SIM_API void fooProfilerSetCorrelationId(unsigned long long id);
 /* fooLaunchHostFunc with a name, shown by the profiler; `name` must have
  * static storage (or outlive every profiling session that may see it). */
 FOO_SIM_API fooError_t fooLaunchKernel(fooStream_t stream, fooHostFn_t fn, void* userData, const char* name);
+/* fooLaunchKernel with flags: fooKernelDefault, or fooKernelSerial for a
+ * kernel that runs on its thread alone (starts no team of threads), which
+ * a waiting host limited to serial work may run (fooHostWorkAsk). */
+#define fooKernelDefault 0x0u
+#define fooKernelSerial 0x1u
+FOO_SIM_API fooError_t fooLaunchKernelEx(fooStream_t stream, fooHostFn_t fn, void* userData, const char* name,
+                                         unsigned int flags);
 
 #ifdef __cplusplus
 } /* extern "C" */

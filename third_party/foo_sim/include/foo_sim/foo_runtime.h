@@ -367,10 +367,12 @@ FOO_SIM_API fooError_t fooSetIdleHook(fooIdleHook hook, void* userData);
  * before the first function of a wait, hook(fooHostWorkEnd, userData) after
  * the last one, outside foo_sim's locks; they must not call foo_sim.
  * Before the thread takes a stream, hook(fooHostWorkAsk, userData) runs
- * under foo_sim's lock: it must be quick, and returning nonzero leaves the
- * work to the executors (the stream is not taken from them). Begin
- * returning nonzero declines too: the thread then waits for an executor
- * (and End is not called). NULL removes the hook. Set it before work
+ * under foo_sim's lock: it must be quick, and returning nonzero limits the
+ * thread to serial work (kernels launched with fooKernelSerial, copies
+ * small enough for one thread; the rest is left to the executors): for a
+ * host whose own team of threads, started by a kernel, would share the
+ * cores with the executors' teams. Begin returning nonzero declines: the
+ * thread then waits for an executor (and End is not called). NULL removes the hook. Set it before work
  * starts. */
 typedef enum fooHostWorkPhase {
   fooHostWorkBegin = 0,
