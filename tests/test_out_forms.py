@@ -288,7 +288,7 @@ def _op_name(op):
 # The quick run (``-m "not slow"``) sweeps these only: out= overloads served
 # by a foo kernel, a composite kernel and foo's CPU fallback; one and several
 # outputs; results that resize_output sizes (nonzero); a seeded operator
-# (normal, a known difference: its xfail path).
+# (normal).
 QUICK_OPS = {"add", "sum", "cumsum", "matmul", "mode", "sort", "nonzero", "linalg.qr", "nn.functional.max_pool2d",
              "fft.fft", "index_put", "normal"}
 
