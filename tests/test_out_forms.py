@@ -285,7 +285,17 @@ def _op_name(op):
     return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
 
 
-@pytest.mark.parametrize("op", op_db, ids=_op_name)
+# The quick run (``-m "not slow"``) sweeps these only: out= overloads served
+# by a foo kernel, a composite kernel and foo's CPU fallback; one and several
+# outputs; results that resize_output sizes (nonzero); a seeded operator
+# (normal).
+QUICK_OPS = {"add", "sum", "cumsum", "matmul", "mode", "sort", "nonzero", "linalg.qr", "nn.functional.max_pool2d",
+             "fft.fft", "index_put", "normal"}
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=_op_name(op),
+                                             marks=() if _op_name(op) in QUICK_OPS else pytest.mark.slow)
+                                for op in op_db])
 def test_out_forms_reached_by_opinfo_samples_follow_aten_rules(op):
     calls = functional_calls(op)
     reached = [(s, f) for f in calls for s in (_full_name(x) for x in OUTS_OF[f])]

@@ -16,15 +16,23 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CI_DEMO = os.path.join(ROOT, "examples", "ci_demo")
 
 
-def _pytest(args, cwd, env=None, timeout=600):
+def _pytest(args, cwd, env=None, timeout=600, autoload=False):
     """Runs ``python -m pytest ARGS`` in ``cwd`` (which the child imports from) with the test machine's
-    FOO_SIM_* defaults, none of this pytest's own variables, and no cache."""
+    FOO_SIM_* defaults, none of this pytest's own variables, and no cache.
+
+    Without ``autoload`` the child loads torch_foo's plugin (``-p torch_foo``, the entry point's name)
+    and no other installed plugin: those would only add their import time to every child (a second
+    or more each). ``autoload=True`` is pytest as a user starts it, every pytest11 plugin loaded.
+    """
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "FOO_SIM_"))}
     full_env.update(FOO_SIM_DEFAULTS)
     full_env.update(env or {})
     full_env = {k: v for k, v in full_env.items() if v is not None}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout, env=full_env)
+    plugins = [] if autoload else ["-p", "torch_foo"]
+    if not autoload:
+        full_env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *plugins, "-rA", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout, env=full_env)
 
 
 def _suite(tmp_path, code, name="test_sample.py"):
@@ -50,10 +58,10 @@ def test_without_foo_a_suite_runs_as_before_and_torch_is_never_imported(tmp_path
         def test_nothing_imported_torch():
             assert "torch" not in sys.modules and "torch_foo" not in sys.modules
     """)
-    result = _pytest(["-p", "torch_foo", "-q"], tmp_path)
+    result = _pytest(["-q"], tmp_path, autoload=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout and " torch_foo " not in result.stdout  # no summary section
-    help_text = _pytest(["--help"], tmp_path).stdout
+    help_text = _pytest(["--help"], tmp_path, autoload=True).stdout
     for option in ("--foo ", "--foo-devices", "--foo-memory", "--foo-strict", "--foo-report", "--foo-faults"):
         assert option in help_text
 

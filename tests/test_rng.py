@@ -1,18 +1,27 @@
 """Random numbers on foo: seeding, state, generators, random operators."""
 
+import json
+
 import pytest
 import torch
 
 from conftest import held_stream, run_python
 
 
+def _seeded_numbers():
+    torch.manual_seed(1234)
+    return [torch.randn(4, device="foo").cpu().tolist(), torch.rand(3, device="foo:1").cpu().tolist()]
+
+
 def test_same_seed_same_numbers_every_run():
-    code = """
-        import torch
+    # A fresh process, and this one after whatever its earlier tests drew.
+    fresh = run_python("""
+        import json, torch
         torch.manual_seed(1234)
-        print(torch.randn(4, device="foo").cpu().tolist(), torch.rand(3, device="foo:1").cpu().tolist())
-    """
-    assert run_python(code) == run_python(code)
+        print(json.dumps([torch.randn(4, device="foo").cpu().tolist(), torch.rand(3, device="foo:1").cpu().tolist()]))
+    """)
+    torch.rand(5, device="foo:1")
+    assert json.loads(fresh) == _seeded_numbers() == _seeded_numbers()
 
 
 def test_torch_manual_seed_seeds_foo(foo):
