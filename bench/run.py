@@ -8,10 +8,13 @@ highest). The table's caption names the run: date, machine, commit, torch.
 
 Usage:
     python bench/run.py [--runs N] [--threads N] [--json PATH] [--update-docs]
+    python bench/run.py --from-json PATH [--update-docs]
 
 ``--update-docs`` writes the table between the ``<!-- bench:begin -->`` and
 ``<!-- bench:end -->`` markers of README.md and docs/benchmarks.md, so the
-published figures always come from a run of this command.
+published figures always come from a run of this command. ``--from-json PATH``
+makes the table of runs saved with ``--json PATH`` (their caption unchanged)
+instead of running.
 """
 
 import argparse
@@ -65,6 +68,10 @@ def commit() -> str:
         return "unknown"
 
 
+def duration(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-4 else f"{seconds * 1e3:.3f} ms"
+
+
 def spread(values: list[float]) -> str:
     return f"{min(values):.2f}–{max(values):.2f}x" if len(values) > 1 else "–"
 
@@ -92,7 +99,7 @@ def table(runs: list[dict[int, list[dict]]], passes: list[int], meta: dict) -> s
         for t in passes:
             ratios = [run[t][i]["ratio"] for run in runs]
             cells += [f"{statistics.median(ratios):.2f}x", spread(ratios)]
-        lines.append(f"| {r['benchmark']} | {r['foo'] * 1e3:.3f} ms | {r['cpu'] * 1e3:.3f} ms | "
+        lines.append(f"| {r['benchmark']} | {duration(r['foo'])} | {duration(r['cpu'])} | "
                      + " | ".join(cells) + f" | {r['target']} |")
     return "\n".join(lines) + "\n"
 
@@ -116,9 +123,20 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1, help="how many runs of the whole set (default 1)")
     parser.add_argument("--json", default=None, help="also write every run's rows to this file")
     parser.add_argument("--update-docs", action="store_true", help="write the table into README.md and docs/")
+    parser.add_argument("--from-json", default=None, help="no new run: the table of runs saved with --json")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        passes = saved["passes"]
+        runs = [{t: run[str(t)] for t in passes} for run in saved["runs"]]
+        text = table(runs, passes, saved["meta"])
+        print(text)
+        if args.update_docs:
+            update_docs(text)
+        return
     passes = [args.threads] if args.threads else [torch.get_num_threads(), 1]
     meta = {"date": datetime.date.today().isoformat(), "machine": machine(), "commit": commit(),
             "torch": torch.__version__}
