@@ -466,3 +466,19 @@ def test_a_correct_program_run_on_the_host_makes_no_race_report():
     print(json.dumps({"ran": ran(), "reports": [r["message"] for r in foo.race_reports()]}))
     """, env={"FOO_SIM_RACE_CHECK": "1", **BLOCKING})
     assert out["ran"] >= 60 and out["reports"] == [], out
+
+
+def test_a_host_on_several_threads_runs_no_small_kernel_ahead_of_a_large_one_on_a_busy_stream(foo):
+    # The large kernel (not serial) is left to an executor behind a sleeping
+    # one; the small one reading its result must still run after it, though
+    # the waiting host may run small kernels itself.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        for _ in range(5):
+            big = torch.ones(256, 256, device="foo")
+            torch.foo._sleep(20)
+            big.mul_(2)
+            assert big[0, :4].sum().item() == 8
+    finally:
+        torch.set_num_threads(threads)
