@@ -114,6 +114,25 @@ def test_scalars_wait_for_queued_work(foo):
     assert t.tolist() == [4.0] and t.cpu().item() == 4.0
 
 
+ITEM_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+               torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128, torch.uint16, torch.uint32,
+               torch.float8_e4m3fn, torch.float8_e5m2, torch.complex32]
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+@pytest.mark.parametrize("dtype", ITEM_DTYPES, ids=str)
+def test_item_reads_the_value_as_cpu_does(foo, dtype):
+    source = torch.tensor([-1.75, 3.0, 2.5, 0.0]) if not dtype.is_complex else torch.tensor([1.5 - 2.0j, -0.5 + 1.0j])
+    host = source.to(dtype)
+    device = host.to("foo")
+    for i in range(host.numel()):
+        want, got = host[i].item(), device[i].item()
+        assert type(got) is type(want) and got == want, (dtype, i, want, got)
+    if dtype.is_complex and dtype != torch.complex32:
+        assert device[0].conj().item() == host[0].conj().item()     # the conjugate bit, resolved
+        assert device[0].conj().imag.item() == host[0].conj().imag.item()
+
+
 def test_non_blocking_copy_to_pinned_memory_is_asynchronous(foo):
     x = torch.full((1 << 16,), 5.0, device="foo")
     pinned = torch.zeros(1 << 16).pin_memory()

@@ -3,6 +3,9 @@
 // the foo device involved (the destination's, between two foo devices).
 // As on CUDA, a copy to or from pageable CPU memory returns once the data
 // has arrived; with pinned memory and non_blocking=True it returns at once.
+#include <cstring>
+#include <optional>
+
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/_local_scalar_dense.h>
 #include <ATen/ops/empty.h>
@@ -207,9 +210,33 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   return copy_from(self, dst, false);
 }
 
+// The value in `bytes` as CPU's _local_scalar_dense reads it, for the
+// common dtypes; nullopt for the others, which go through CPU's own.
+std::optional<at::Scalar> scalar_from_bytes(const unsigned char* bytes, at::ScalarType type) {
+  auto as = [bytes](auto value) {
+    std::memcpy(&value, bytes, sizeof(value));
+    return at::Scalar(value);
+  };
+  switch (type) {
+    case at::kFloat: return as(float{});
+    case at::kDouble: return as(double{});
+    case at::kHalf: return as(at::Half{});
+    case at::kBFloat16: return as(at::BFloat16{});
+    case at::kLong: return as(int64_t{});
+    case at::kInt: return as(int32_t{});
+    case at::kShort: return as(int16_t{});
+    case at::kChar: return as(int8_t{});
+    case at::kByte: return as(uint8_t{});
+    case at::kBool: return as(bool{});
+    case at::kComplexFloat: return as(c10::complex<float>{});
+    case at::kComplexDouble: return as(c10::complex<double>{});
+    default: return std::nullopt;
+  }
+}
+
 at::Scalar local_scalar_dense(const at::Tensor& self) {
   c10::DeviceGuard guard(self.device());
-  if (self.is_conj() || self.is_neg() || self.element_size() > kMostScalarBytes) {
+  if (self.is_conj() || self.is_neg() || static_cast<size_t>(self.element_size()) > kMostScalarBytes) {
     at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
     copy_device_to_host(self, host, false);
     note_synchronizing("aten::_local_scalar_dense");
@@ -223,6 +250,7 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   FOO_CHECK(fooMemcpyAsync(bytes, self.const_data_ptr(), self.element_size(), fooMemcpyDeviceToHost, stream.stream()));
   reraise_kernel_warnings();
   note_synchronizing("aten::_local_scalar_dense");
+  if (std::optional<at::Scalar> value = scalar_from_bytes(bytes, self.scalar_type())) return *value;
   return at::_local_scalar_dense(at::from_blob(bytes, {}, self.options().device(c10::kCPU)));
 }
 
