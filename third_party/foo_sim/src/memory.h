@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "foo_sim/foo_runtime.h"
+#include "ipc_segment.h"
 
 namespace foo_sim {
 
@@ -18,6 +19,10 @@ struct Allocation {
   size_t size = 0;
   fooMemoryType type = fooMemoryTypeUnregistered;
   int device = -1;  // -1 for pinned host memory
+  // Device memory is a shared file another process can open (foo_ipc.h),
+  // unless the process could have no more descriptors (shared.fd < 0).
+  ipc::SegmentName shared;
+  bool imported = false;  // another process's, opened by fooIpcOpenMemHandle
 };
 
 class MemoryRegistry {
@@ -30,6 +35,11 @@ class MemoryRegistry {
   fooError_t allocate_host(size_t size, void** out);
   // Removes the block that starts at `ptr` if it has `type`; fills `freed`.
   fooError_t release(void* ptr, fooMemoryType type, Allocation* freed);
+  // Another process's memory mapped here: device memory of `device` for
+  // pointer checks, not counted in its use; forgotten by forget_imported,
+  // whose caller unmaps it.
+  void add_imported(const Allocation& block);
+  bool forget_imported(void* ptr, Allocation* out);
 
   // The allocation containing `ptr`, if any.
   bool find(const void* ptr, Allocation* out) const;
