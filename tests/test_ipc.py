@@ -6,6 +6,7 @@ shown with a kernel the test holds (torch.foo._gate) and event queries,
 never with timings.
 """
 import gc
+import glob
 import multiprocessing
 import pickle
 import queue
@@ -237,6 +238,8 @@ def test_a_consumer_keeps_and_drops_a_tensor_whose_producer_exited():
     del t
     gc.collect()
     assert torch.arange(3.0, device="foo").sum().item() == 3.0
+    # Nothing of the producer's stays behind in shared memory (its reference counters).
+    assert not glob.glob(f"/dev/shm/torch_{p.pid}_*")
 
 
 def test_a_received_tensor_cannot_be_sent_on():

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -29,26 +31,62 @@ struct CounterFile {
   int64_t* slot(size_t i) const { return static_cast<int64_t*>(data.get()) + i; }
 };
 
-at::DataPtr map_counters(const std::string& name, bool create) {
-  int flags = at::ALLOCATOR_MAPPED_SHAREDMEM | (create ? at::ALLOCATOR_MAPPED_EXCLUSIVE : at::ALLOCATOR_MAPPED_NOCREATE);
-  return at::RefcountedMapAllocator::makeDataPtr(name.c_str(), flags, sizeof(int64_t) * kCounterSlots, nullptr);
-}
-
-std::mutex g_counters_mutex;
-std::shared_ptr<CounterFile> g_counters;  // the file new shares take slots of
-size_t g_next_slot = 0;
-
-std::pair<std::shared_ptr<CounterFile>, size_t> take_slot() {
-  std::lock_guard<std::mutex> lock(g_counters_mutex);
-  if (!g_counters || g_next_slot == kCounterSlots) {
-    auto file = std::make_shared<CounterFile>();
-    file->name = at::NewProcessWideShmHandle();
-    file->data = map_counters(file->name, /*create=*/true);
-    g_counters = std::move(file);
-    g_next_slot = 0;
+// Every counter file this process maps, the ones it made and the ones it
+// opened, by name. A file goes (unlinked by the last process to unmap it)
+// when nothing uses it, or at exit: objects Python never freed would
+// otherwise keep it mapped, and so on /dev/shm, after every process ended.
+class CounterFiles {
+ public:
+  ~CounterFiles() {
+    // A child forked with the files mapped never counted itself in them.
+    if (in_bad_fork()) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& [name, weak] : files_) {
+      if (auto file = weak.lock()) file->data.clear();
+    }
   }
-  return {g_counters, g_next_slot++};
-}
+
+  std::shared_ptr<CounterFile> open(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto file = files_[name].lock()) return file;
+    auto file = map(name, at::ALLOCATOR_MAPPED_SHAREDMEM | at::ALLOCATOR_MAPPED_NOCREATE);
+    forget_unused();
+    files_[name] = file;
+    return file;
+  }
+
+  // A slot of the file new shares take slots of (a new file when it is full).
+  std::pair<std::shared_ptr<CounterFile>, size_t> take_slot() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!current_ || next_slot_ == kCounterSlots) {
+      std::string name = at::NewProcessWideShmHandle();
+      current_ = map(name, at::ALLOCATOR_MAPPED_SHAREDMEM | at::ALLOCATOR_MAPPED_EXCLUSIVE);
+      forget_unused();
+      files_[name] = current_;
+      next_slot_ = 0;
+    }
+    return {current_, next_slot_++};
+  }
+
+ private:
+  void forget_unused() {
+    for (auto it = files_.begin(); it != files_.end();) it = it->second.expired() ? files_.erase(it) : std::next(it);
+  }
+
+  static std::shared_ptr<CounterFile> map(const std::string& name, int flags) {
+    auto file = std::make_shared<CounterFile>();
+    file->name = name;
+    file->data = at::RefcountedMapAllocator::makeDataPtr(name.c_str(), flags, sizeof(int64_t) * kCounterSlots, nullptr);
+    return file;
+  }
+
+  std::mutex mutex_;
+  std::map<std::string, std::weak_ptr<CounterFile>> files_;
+  std::shared_ptr<CounterFile> current_;
+  size_t next_slot_ = 0;
+};
+
+CounterFiles g_counter_files;
 
 std::atomic<int64_t>& as_atomic(int64_t* p) {
   static_assert(sizeof(std::atomic<int64_t>) == sizeof(int64_t), "a counter is a lock-free int64");
@@ -91,7 +129,7 @@ void delete_sent(void* ctx) {
 struct Received {
   void* base;  // what fooIpcOpenMemHandle returned
   c10::DeviceIndex device;
-  at::DataPtr counters;
+  std::shared_ptr<CounterFile> counters;
   size_t slot;
 };
 
@@ -105,7 +143,7 @@ void delete_received(void* ctx) {
     if (e != fooSuccess) (void)fooGetLastError();  // a failure belongs to the user's own synchronizations
     return e;
   });
-  as_atomic(static_cast<int64_t*>(r->counters.get()) + r->slot).fetch_sub(1);
+  as_atomic(r->counters->slot(r->slot)).fetch_sub(1);
   (void)on_device(r->device, [&] {
     fooError_t e = fooIpcCloseMemHandle(r->base);
     if (e != fooSuccess) (void)fooGetLastError();
@@ -138,7 +176,7 @@ SharedStorage share(const c10::Storage& storage) {
   out.handle.assign(handle.reserved, sizeof handle.reserved);
 
   auto sent = std::make_unique<SentData>();
-  std::tie(sent->counters, sent->slot) = take_slot();
+  std::tie(sent->counters, sent->slot) = g_counter_files.take_slot();
   as_atomic(sent->counters->slot(sent->slot)).store(1);
   out.ref_counter_handle = sent->counters->name;
   out.ref_counter_offset = sent->slot;
@@ -182,7 +220,7 @@ c10::Storage open(const SharedStorage& shared) {
     (void)on_device(shared.device, [&] { return fooIpcCloseMemHandle(base); });
   };
   try {
-    received->counters = map_counters(shared.ref_counter_handle, /*create=*/false);
+    received->counters = g_counter_files.open(shared.ref_counter_handle);
   } catch (...) {
     close_mapping();
     throw;
@@ -221,8 +259,7 @@ c10::Storage open(const SharedStorage& shared) {
 void release_counter(const std::string& ref_counter_handle, size_t ref_counter_offset) {
   TORCH_CHECK_VALUE(ref_counter_offset < kCounterSlots, "ref_counter_offset ", ref_counter_offset,
                     " is past the counter file's ", kCounterSlots, " slots");
-  at::DataPtr counters = map_counters(ref_counter_handle, /*create=*/false);
-  as_atomic(static_cast<int64_t*>(counters.get()) + ref_counter_offset).fetch_sub(1);
+  as_atomic(g_counter_files.open(ref_counter_handle)->slot(ref_counter_offset)).fetch_sub(1);
 }
 
 bool collect() {
