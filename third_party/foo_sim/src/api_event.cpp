@@ -53,9 +53,9 @@ fooError_t fooEventElapsedTime(float* ms, fooEvent_t start, fooEvent_t end) {
 fooError_t fooEventDestroy(fooEvent_t event) {
   Runtime* rt;
   if (fooError_t e = Runtime::get_started(&rt)) return e;
-  fooError_t e = rt->scheduler().destroy_event(event);
-  if (e == fooSuccess) foo_sim::ipc::destroy_shared_event(event);
-  return e;
+  // Forgotten first: once destroyed, the handle may be reused by a new event.
+  foo_sim::ipc::destroy_shared_event(event);
+  return rt->scheduler().destroy_event(event);
 }
 
 fooError_t fooEventGetDevice(fooEvent_t event, int* device) {

@@ -54,6 +54,7 @@ fooError_t fooIpcGetMemHandle(fooIpcMemHandle_t* handle, void* devPtr) {
                 format("fooIpcGetMemHandle: the allocation at %p is private: the process had no file descriptor "
                        "left when it was made", devPtr));
   }
+  rt->memory().mark_exported(devPtr);
   ipc::encode(a.shared, ipc::HandleKind::Memory, a.size, handle->reserved);
   return fooSuccess;
 }
@@ -85,7 +86,7 @@ fooError_t fooIpcOpenMemHandle(void** devPtr, fooIpcMemHandle_t handle, unsigned
     return fooSuccess;
   }
   g_opened[key] = Opened{base, h.size, fd, 1};
-  Allocation a{base, h.size, fooMemoryTypeDevice, device, h.name, /*imported=*/true};
+  Allocation a{base, h.size, fooMemoryTypeDevice, device, h.name, /*imported=*/true, /*exported=*/false};
   a.shared.fd = fd;
   rt->memory().add_imported(a);
   *devPtr = base;
@@ -104,6 +105,9 @@ fooError_t fooIpcCloseMemHandle(void* devPtr) {
   std::unique_lock<std::mutex> lock(g_mutex);
   OpenedKey key{a.shared.pid, a.shared.token, a.shared.serial};
   auto it = g_opened.find(key);
+  if (it == g_opened.end()) {
+    return fail(fooErrorInvalidValue, format("fooIpcCloseMemHandle: %p was already closed", devPtr));
+  }
   if (--it->second.count > 0) return fooSuccess;
   Opened opened = it->second;
   g_opened.erase(it);

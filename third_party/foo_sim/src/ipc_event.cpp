@@ -51,10 +51,14 @@ namespace {
 
 std::mutex g_mutex;
 std::unordered_map<fooEvent_t, std::shared_ptr<SharedEvent>> g_events;
+// g_events.size(), read without the lock: ordinary events, every record,
+// query and wait, pay one load when the process has no interprocess event.
+std::atomic<size_t> g_event_count{0};
 
 void add(fooEvent_t event, std::shared_ptr<SharedEvent> ev) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_events[event] = std::move(ev);
+  g_event_count.store(g_events.size(), std::memory_order_release);
 }
 
 // Waits until the record `target` has run, or its process is gone.
@@ -77,8 +81,8 @@ fooError_t wait_until(const std::shared_ptr<SharedEvent>& ev, uint32_t target, c
 }  // namespace
 
 std::shared_ptr<SharedEvent> shared_event(fooEvent_t event) {
+  if (g_event_count.load(std::memory_order_acquire) == 0) return nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_events.empty()) return nullptr;
   auto it = g_events.find(event);
   return it == g_events.end() ? nullptr : it->second;
 }
@@ -127,6 +131,7 @@ fooError_t shared_event_handle(fooEvent_t event, fooIpcEventHandle_t* handle) {
 void destroy_shared_event(fooEvent_t event) {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_events.erase(event);
+  g_event_count.store(g_events.size(), std::memory_order_release);
 }
 
 fooError_t record(Runtime* rt, const std::shared_ptr<SharedEvent>& ev, fooEvent_t event, Stream* stream) {

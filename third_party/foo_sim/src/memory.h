@@ -23,6 +23,7 @@ struct Allocation {
   // unless the process could have no more descriptors (shared.fd < 0).
   ipc::SegmentName shared;
   bool imported = false;  // another process's, opened by fooIpcOpenMemHandle
+  bool exported = false;  // a handle to it was made (fooIpcGetMemHandle)
 };
 
 class MemoryRegistry {
@@ -40,6 +41,9 @@ class MemoryRegistry {
   // whose caller unmaps it.
   void add_imported(const Allocation& block);
   bool forget_imported(void* ptr, Allocation* out);
+  // A handle names the block at `base`: once freed, its file is never
+  // reused for another allocation, so that the handle cannot open that.
+  void mark_exported(void* base);
 
   // The allocation containing `ptr`, if any.
   bool find(const void* ptr, Allocation* out) const;
@@ -54,6 +58,12 @@ class MemoryRegistry {
   mutable std::mutex mutex_;
   std::map<uintptr_t, Allocation> blocks_;  // keyed by base address
   std::vector<size_t> used_;                // bytes in use per device
+  // Freed shared files no handle ever named, kept mapped for the next
+  // allocation of their size: a new file's pages fault in one by one on
+  // first touch (shared memory gets no huge pages), where the private
+  // memory of a malloc that reuses a freed chunk is already mapped.
+  std::vector<Allocation> recycled_;
+  size_t recycled_bytes_ = 0;
   size_t capacity_;
 };
 
