@@ -93,8 +93,8 @@ def _read_behind_the_producers_kernel(results, tensors, go_on):
 
 def _hold_until_told(results, tensors, drop):
     t = tensors.get()
-    results.put({"allocated": torch.foo.memory_allocated(), "reserved": torch.foo.memory_reserved(),
-                 "sum": t.sum().item()})
+    allocated, reserved = torch.foo.memory_allocated(), torch.foo.memory_reserved()  # before any allocation here
+    results.put({"allocated": allocated, "reserved": reserved, "sum": t.sum().item()})
     drop.wait()
     del t
     gc.collect()
@@ -202,6 +202,7 @@ def test_the_consumer_sees_the_work_queued_before_the_put_and_nothing_earlier():
 
 
 def test_the_block_is_freed_once_the_consumer_let_go_and_ipc_collect_runs():
+    gc.collect()  # other tests' garbage goes now, not between the measurements below
     torch.foo.synchronize()
     torch.foo.ipc_collect()
     size = 4 << 20
