@@ -1,5 +1,5 @@
 // Operators whose results' sizes depend on the values: nonzero (and with it
-// boolean indexing, argwhere, where(cond)), masked_select, unique. As on
+// argwhere, where(cond)), boolean indexing, masked_select, unique. As on
 // CUDA the host waits for the stream, here to compute the result itself
 // with CPU's kernel on the foo memory, sizes and values in one pass, and to
 // put it into fresh foo memory directly (HostResult.h). The stream's queued
@@ -10,12 +10,15 @@
 #include <tuple>
 
 #include <ATen/RedispatchFunctions.h>
+#include <ATen/ops/index_cpu_dispatch.h>
+#include <ATen/ops/index_meta.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include "aten/DeviceCheck.h"
 #include "aten/OpCounts.h"
 #include "aten/HostResult.h"
+#include "aten/Structured.h"
 #include "aten/TensorInfo.h"
 #include "runtime/FooStream.h"
 
@@ -46,6 +49,49 @@ at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
   return foo_tensor_from_host(at::redispatch::masked_select(kCpu, cpu_alias(self), cpu_alias(mask)), self.device());
 }
 
+using IndexList = c10::List<std::optional<at::Tensor>>;
+
+// index.Tensor with indices of any other dtype: queued, its index values
+// checked by the kernel (generated/StructuredOps.cpp registers its out=).
+using QueuedIndex = Structured<"aten::index.Tensor", DeviceCheck::NoCheck, at::meta::structured_index_Tensor,
+                               static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&, const IndexList&)>(
+                                   &at::cpu::index_out)>;
+
+bool masks_only(const IndexList& indices) {
+  bool any = false;
+  for (const std::optional<at::Tensor>& i : indices) {
+    if (!i.has_value() || !i->defined()) continue;
+    if (i->scalar_type() != at::kBool && i->scalar_type() != at::kByte) return false;
+    any = true;
+  }
+  return any;
+}
+
+// x[mask]: CUDA's index turns the masks into indices with nonzero, which
+// waits for the stream. Here the host computes the whole result in that
+// one wait, as masked_select does: no indices in foo memory, no second
+// kernel. A mask cannot index out of range; its shape is checked at the
+// call on either path.
+at::Tensor index(const at::Tensor& self, const IndexList& indices) {
+  if (self.device().type() != c10::DeviceType::PrivateUse1 || !masks_only(indices)) {
+    return QueuedIndex::functional(self, indices);
+  }
+  check_argument<DeviceCheck::NoCheck>(self.device(), indices, "aten::index.Tensor");
+  c10::DeviceGuard guard(self.device());
+  wait_for_inputs(self.device(), "aten::index.Tensor");
+  AliasScope aliases;
+  IndexList on_host;
+  on_host.reserve(indices.size());
+  for (const std::optional<at::Tensor>& i : indices) {
+    if (i.has_value() && i->defined() && i->device().type() == c10::DeviceType::PrivateUse1) {
+      on_host.push_back(cpu_alias(*i));
+    } else {
+      on_host.push_back(i);
+    }
+  }
+  return foo_tensor_from_host(at::redispatch::index(kCpu, cpu_alias(self), on_host), self.device());
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, bool sorted, bool return_inverse,
                                                        bool return_counts) {
   c10::DeviceGuard guard(self.device());
@@ -60,6 +106,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2(const at::Tensor& self, b
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero", TORCH_FN(nonzero));
   m.impl("masked_select", TORCH_FN(masked_select));
+  m.impl("index.Tensor", TORCH_FN(index));
   m.impl("_unique2", TORCH_FN(unique2));
 }
 

@@ -16,11 +16,16 @@ const char* interned_name(const std::string& name) {
 }
 
 void use_thread_count(int threads, bool serial) {
+  // A serial kernel runs on one thread wherever it runs: its ATen loops take
+  // one range anyway, but BLAS decides for itself, and MKL starts a team of
+  // two for a 64x64 matmul. Such a team on an executor beside a host that
+  // keeps launching puts more threads than cores under libgomp, which then
+  // makes every team sleep between parallel regions: a loop of small
+  // operators took ten times as long in some rounds.
+  if (serial) threads = 1;
   // A waiting host running the kernel: its own count put back after
-  // (FooHostWork.h). A host limited to serial kernels runs them on one
-  // thread, so that it starts no OpenMP team of its own.
+  // (FooHostWork.h).
   if (running_host_work()) {
-    if (serial && host_work_serial_only()) threads = 1;
     if (at::get_num_threads() != threads) at::set_num_threads(threads);
     return;
   }

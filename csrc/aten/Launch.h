@@ -9,6 +9,7 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/TensorIterator.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/util/Exception.h>
 
 #include "aten/TensorInfo.h"
@@ -20,17 +21,17 @@
 namespace foo::aten {
 
 // Gives the executor thread the launching thread's intra-op thread count
-// (torch.set_num_threads is per thread for OpenMP). A serial kernel run by a
-// waiting host limited to serial work takes one thread (SerialWork).
+// (torch.set_num_threads is per thread for OpenMP); a serial kernel takes
+// one thread, on an executor or a waiting host alike (SerialWork).
 void use_thread_count(int threads, bool serial);
 
 // Counts the elements a kernel touches, to tell whether it is serial work
 // (fooKernelSerial): fewer than GRAIN_SIZE in all, so that ATen's parallel
 // loops and reductions over them take one range whatever the thread count
 // (the same result on one thread), and a product of such sizes gains little
-// from a second thread. A waiting host whose own threads would form a
-// second OpenMP team beside the executors' (FooHostWork.h) runs only such
-// kernels, on one thread.
+// from a second thread. Such kernels run on one thread; a waiting host
+// whose own threads would form a second OpenMP team beside the executors'
+// (FooHostWork.h) runs only them.
 class SerialWork {
  public:
   void add(const at::TensorBase& t) {
@@ -79,6 +80,10 @@ struct OpKernel {
   F fn;
   void operator()() {
     use_thread_count(threads, serial);
+    // Below autograd, as a CPU kernel runs under its autograd kernel: the
+    // operators the CPU implementation calls (views, fill_) skip the
+    // autograd and view-tracking layers it would only pass through.
+    c10::impl::ExcludeDispatchKeyGuard below_autograd(c10::autograd_dispatch_keyset_with_ADInplaceOrView);
     AliasScope aliases;
     KernelWarningScope warnings(op_name, launcher);
     try {

@@ -10,7 +10,7 @@ namespace {
 struct Counts {
   std::mutex mutex;
   OpCounts since_take;
-  std::set<std::string> ever_synchronizing;
+  std::set<std::string, std::less<>> ever_synchronizing;
 };
 
 Counts& counts() {
@@ -25,10 +25,18 @@ void count_fallback_call(const std::string& op) {
   ++counts().since_take.fallback[op];
 }
 
-void note_synchronizing(const std::string& op) {
+void note_synchronizing(std::string_view op) {
   std::lock_guard<std::mutex> lock(counts().mutex);
-  ++counts().since_take.synchronizing[op];
-  counts().ever_synchronizing.insert(op);
+  auto& since_take = counts().since_take.synchronizing;
+  auto it = since_take.find(op);
+  if (it != since_take.end()) {
+    ++it->second;  // then in ever_synchronizing too
+    return;
+  }
+  since_take.emplace(std::string(op), 1);
+  if (counts().ever_synchronizing.find(op) == counts().ever_synchronizing.end()) {
+    counts().ever_synchronizing.emplace(op);
+  }
 }
 
 std::vector<std::string> synchronizing_ops() {

@@ -7,21 +7,23 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace foo::aten {
 
 // A call of `op` ("aten::nonzero") through the CPU fallback.
 void count_fallback_call(const std::string& op);
-// A call of `op` that made the host wait for the device.
-void note_synchronizing(const std::string& op);
+// A call of `op` that made the host wait for the device (every `.item()`:
+// it takes no copy of the name unless the operator is new to the counts).
+void note_synchronizing(std::string_view op);
 
 // The operators that made the host wait, since the process started, sorted.
 std::vector<std::string> synchronizing_ops();
 
 struct OpCounts {
-  std::map<std::string, int64_t> fallback;
-  std::map<std::string, int64_t> synchronizing;
+  std::map<std::string, int64_t, std::less<>> fallback;
+  std::map<std::string, int64_t, std::less<>> synchronizing;
 };
 
 // The counts since the previous call (or the process's start); starts over.

@@ -169,6 +169,4 @@ void run_host_work_in_executor_state() {
 
 bool running_host_work() { return t_running; }
 
-bool host_work_serial_only() { return t_running && t_host.threads > 1; }
-
 }  // namespace foo

@@ -14,8 +14,5 @@ void run_host_work_in_executor_state();
 
 // True on a host thread while it runs kernels in an executor's place.
 bool running_host_work();
-// Whether that host is limited to serial kernels (fooHostWorkAsk): it had
-// several intra-op threads of its own, and runs them on one.
-bool host_work_serial_only();
 
 }  // namespace foo

@@ -675,7 +675,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::lcm", DeviceCheck::ExactSame, at::meta::structured_lcm,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lcm_out), at::native::structured_lcm_out>::register_in(m, "lcm", "lcm_", "lcm.out");
   Structured<"aten::index.Tensor", DeviceCheck::NoCheck, at::meta::structured_index_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const c10::List<::std::optional<at::Tensor>> &)>(&at::cpu::index_out)>::register_in(m, "index.Tensor", nullptr, "index.Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const c10::List<::std::optional<at::Tensor>> &)>(&at::cpu::index_out)>::register_in(m, nullptr, nullptr, "index.Tensor_out");
   Structured<"aten::index_copy", DeviceCheck::ExactSame, at::meta::structured_index_copy,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::index_copy_out)>::register_in(m, "index_copy", "index_copy_", "index_copy.out");
   Structured<"aten::isin.Tensor_Tensor", DeviceCheck::ExactSame, at::meta::structured_isin_Tensor_Tensor,

@@ -314,11 +314,6 @@ class Scheduler {
   uint64_t next_seq_ = 0;
   std::condition_variable host_cv_;
   int host_waiters_ = 0;
-  // What ends a gathering executor's wait (wait_for_work), read without the
-  // mutex: hosts inside host_wait, spinning or asleep, and stream and event
-  // queries (a host polling for the work).
-  std::atomic<int> hosts_waiting_{0};
-  std::atomic<uint32_t> host_queries_{0};
   std::atomic<uint64_t> progress_{0};  // bumped on every completion, for spinning hosts
 };
 

@@ -28,9 +28,14 @@
 namespace {
 
 // How many attempts a case makes before it concludes that the host never
-// takes the work. The host wins almost every attempt: it waits a few
-// microseconds after the launch, an executor gathers launches for 20.
+// takes the work. The host wins almost every attempt: each starts once the
+// executors block (let_executors_block), so that the launch has to wake one
+// while the host goes straight on to wait.
 constexpr int kAttempts = 200;
+
+// Longer than an idle executor polls for the next launch (kSpin, 50 us)
+// before it blocks.
+void let_executors_block() { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }
 
 bool on_this_thread(std::thread::id id) { return id == std::this_thread::get_id(); }
 
@@ -61,6 +66,7 @@ TEST(a_synchronizing_host_runs_the_streams_work_in_order) {
   CHECK_OK(fooStreamCreate(&s));
   bool taken = false;
   for (int attempt = 0; attempt < kAttempts && !taken; ++attempt) {
+    let_executors_block();
     std::vector<int> order;
     std::thread::id first, second;
     CHECK_OK(harness::launch(s, [&] { order.push_back(1), first = std::this_thread::get_id(); }));
@@ -80,6 +86,7 @@ TEST(a_host_waiting_for_an_event_runs_the_work_before_its_record_only) {
   CHECK_OK(fooEventCreate(&e));
   bool taken = false;
   for (int attempt = 0; attempt < kAttempts && !taken; ++attempt) {
+    let_executors_block();
     std::thread::id before_record;
     std::atomic<bool> release{false};
     CHECK_OK(harness::launch(s, [&] { before_record = std::this_thread::get_id(); }));
@@ -111,6 +118,7 @@ TEST(a_host_runs_the_work_an_awaited_stream_waits_for) {
   CHECK_OK(fooEventCreate(&e));
   bool taken = false;
   for (int attempt = 0; attempt < kAttempts && !taken; ++attempt) {
+    let_executors_block();
     std::vector<int> order;
     std::thread::id ran_a, ran_b;
     CHECK_OK(harness::launch(a, [&] { order.push_back(1), ran_a = std::this_thread::get_id(); }));
@@ -137,6 +145,7 @@ TEST(a_failure_in_work_the_host_ran_is_reported_once_by_the_wait) {
   CHECK_OK(fooStreamCreate(&s));
   bool taken = false;
   for (int attempt = 0; attempt < kAttempts && !taken; ++attempt) {
+    let_executors_block();
     std::thread::id ran;
     CHECK_OK(harness::launch(s, [&] {
       ran = std::this_thread::get_id();
@@ -180,6 +189,7 @@ TEST(a_graph_replay_runs_on_the_waiting_host) {
   CHECK_OK(fooGraphInstantiate(&x, g, 0));
   bool taken = false;
   for (int attempt = 0; attempt < kAttempts && !taken; ++attempt) {
+    let_executors_block();
     order.clear();
     CHECK_OK(fooGraphLaunch(x, s));
     CHECK_OK(fooStreamSynchronize(s));

@@ -17,9 +17,8 @@ TEST(work_on_one_stream_runs_in_order) {
   CHECK_OK(fooStreamDestroy(s));
 }
 
-// An executor that lets launches gather before taking them (a host
-// launching back to back) still starts them on its own: nothing waits for a
-// synchronization.
+// Work launched back to back starts on an executor of its own accord:
+// nothing waits for a synchronization.
 TEST(work_launched_back_to_back_runs_without_a_synchronization) {
   fooStream_t s;
   CHECK_OK(fooStreamCreate(&s));
