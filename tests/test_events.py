@@ -86,8 +86,3 @@ def test_recording_on_another_devices_stream_is_refused(foo):
 def test_generic_torch_event_and_stream_work_on_foo(foo):
     device_ms, host_ms = _timed_sleep(foo, 30, lambda **kw: torch.Event("foo", **kw), torch.Stream("foo:1"))
     assert 29.9 <= device_ms <= host_ms
-
-
-def test_interprocess_events_are_not_supported(foo):
-    with pytest.raises(NotImplementedError, match="interprocess"):
-        foo.Event(interprocess=True)

@@ -45,7 +45,7 @@ def register() -> None:
         from torch_foo import distributed
 
         distributed.register()
-        # torch.multiprocessing: foo tensors refused when pickled.
+        # torch.multiprocessing: foo tensors shared with other processes (IPC).
         from torch_foo.foo import _ipc
 
         _ipc.install()

@@ -21,6 +21,7 @@ void bind_distributed(pybind11::module& m);
 void bind_graphs(pybind11::module& m);
 void bind_race(pybind11::module& m);
 void bind_testing(pybind11::module& m);
+void bind_ipc(pybind11::module& m);
 void install_launch_site_provider();
 
 }  // namespace foo::python

@@ -16,5 +16,6 @@ PYBIND11_MODULE(_C, m) {
   foo::python::bind_graphs(m);
   foo::python::bind_race(m);
   foo::python::bind_testing(m);
+  foo::python::bind_ipc(m);
   foo::python::install_launch_site_provider();
 }

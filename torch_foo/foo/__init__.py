@@ -93,6 +93,7 @@ from torch_foo.foo.race import (
     race_reports,
     set_race_check,
 )
+from torch_foo.foo._ipc import ipc_collect
 from torch_foo.foo import _utils  # noqa: F401  (torch.serialization looks up torch.foo._utils)
 
 # torch.cuda.OutOfMemoryError is torch.OutOfMemoryError; foo's allocator raises it.
@@ -111,6 +112,7 @@ def _register_lazy_attribute(name: str, provider: Callable[[], Any]) -> None:
 
 __all__ = [
     "Event",
+    "ipc_collect",
     "ExternalStream",
     "FooGraph",
     "RaceError",

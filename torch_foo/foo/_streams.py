@@ -48,6 +48,13 @@ class Stream(torch.Stream):
         """The address of the underlying foo_sim stream (``fooStream_t``)."""
         return _C._stream_native_handle(self)
 
+    def wait_event(self, event: torch.Event) -> None:
+        """Work queued on this stream from now on waits for ``event``'s latest record."""
+        if isinstance(event, Event):
+            event.wait(self)
+        else:
+            super().wait_event(event)
+
     def record_event(self, event: Optional["Event"] = None) -> "Event":
         """Records ``event`` (a new one if None) on this stream and returns it."""
         if event is None:
@@ -79,25 +86,76 @@ class Event(torch.Event):
 
     ``enable_timing=True`` allows ``elapsed_time``. ``blocking`` is accepted
     for compatibility; host waits always complete, possibly spinning briefly.
-    Events cannot be shared between processes.
+    ``interprocess=True`` makes an event another process can use, as
+    torch.cuda's: ``ipc_handle()`` names it, ``Event.from_ipc_handle`` opens
+    it there, and pickling it for torch.multiprocessing sends it; records,
+    queries and waits in every process see each other. It cannot time.
     """
 
     def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> "Event":
-        if interprocess:
-            raise NotImplementedError("foo events cannot be shared between processes (interprocess=True)")
+        if interprocess and enable_timing:
+            raise RuntimeError("An interprocess event cannot measure time: create it with enable_timing=False")
         _lazy_init()
-        return super().__new__(cls, device="foo", enable_timing=enable_timing, blocking=blocking)
+        if not interprocess:
+            event = super().__new__(cls, device="foo", enable_timing=enable_timing, blocking=blocking)
+            event._ipc = None
+            return event
+        # Its handle exists from the start, so the device is fixed now: the current one.
+        index = _C._get_device()
+        event = super().__new__(cls, device=torch.device("foo", index), blocking=blocking)
+        event._ipc = _C._IpcEvent(index)
+        return event
+
+    @classmethod
+    def from_ipc_handle(cls, device: DeviceLike, handle: bytes) -> "Event":
+        """Opens, on ``device``, the interprocess event another process's ``ipc_handle()`` gave."""
+        index = _get_device_index(device, optional=True)
+        _lazy_init()
+        if index < 0:
+            index = _C._get_device()
+        event = super().__new__(cls, device=torch.device("foo", index))
+        event._ipc = _C._IpcEvent(index, handle)
+        return event
+
+    def ipc_handle(self) -> bytes:
+        """The bytes that name this event to another process (``interprocess=True`` only)."""
+        if getattr(self, "_ipc", None) is None:
+            raise RuntimeError("Only an Event(interprocess=True) has an IPC handle")
+        return self._ipc.ipc_handle()
 
     def record(self, stream: Optional[torch.Stream] = None) -> None:
         """Records the event on ``stream`` (default: the current stream)."""
-        super().record(stream if stream is not None else current_stream())
+        stream = stream if stream is not None else current_stream()
+        if getattr(self, "_ipc", None) is not None:
+            self._ipc.record(stream)
+        else:
+            super().record(stream)
 
     def wait(self, stream: Optional[torch.Stream] = None) -> None:
         """Makes ``stream`` (default: the current stream) wait for this event; the host does not wait."""
-        super().wait(stream if stream is not None else current_stream())
+        stream = stream if stream is not None else current_stream()
+        if getattr(self, "_ipc", None) is not None:
+            self._ipc.block(stream)
+        else:
+            super().wait(stream)
+
+    def query(self) -> bool:
+        """True when the work before the latest record is done."""
+        if getattr(self, "_ipc", None) is not None:
+            return self._ipc.query()
+        return super().query()
+
+    def synchronize(self) -> None:
+        """Waits for the work before the latest record."""
+        if getattr(self, "_ipc", None) is not None:
+            self._ipc.synchronize()
+        else:
+            super().synchronize()
 
     def elapsed_time(self, end_event: torch.Event) -> float:
         """Milliseconds from this event to ``end_event``; both recorded with timing and completed."""
+        if getattr(self, "_ipc", None) is not None or getattr(end_event, "_ipc", None) is not None:
+            raise RuntimeError("An interprocess event cannot measure time (it is created without timing)")
         return _C._event_elapsed_time(self, end_event)
 
     def __repr__(self) -> str:

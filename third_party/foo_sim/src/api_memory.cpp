@@ -52,6 +52,11 @@ fooError_t fooFree(void* devPtr) {
     return fail(fooErrorInvalidValue,
                 format("fooFree: pointer %p was not returned by fooMalloc or was already freed", devPtr));
   }
+  if (a.imported) {
+    return fail(fooErrorInvalidValue,
+                format("fooFree: pointer %p is another process's memory (fooIpcOpenMemHandle): close it with "
+                       "fooIpcCloseMemHandle", devPtr));
+  }
   if (fooError_t e = rt->scheduler().check_unsafe_call("fooFree")) return e;
   // Queued kernels may still use the block, so it goes only once they ran.
   if (rt->started()) rt->scheduler().wait_device_idle(a.device);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "error.h"
+#include "ipc_event.h"
 #include "runtime.h"
 
 using foo_sim::fail;
@@ -51,6 +52,9 @@ fooError_t fooStreamWaitEvent(fooStream_t stream, fooEvent_t event, unsigned int
   if (flags != 0) return fail(fooErrorInvalidValue, foo_sim::format("fooStreamWaitEvent: flags must be 0, got 0x%x", flags));
   Runtime* rt;
   if (fooError_t e = Runtime::get_started(&rt)) return e;
+  if (auto shared = foo_sim::ipc::shared_event(event)) {
+    return foo_sim::ipc::stream_wait(rt, shared, event, rt->resolve(stream));
+  }
   return rt->scheduler().wait_event(rt->resolve(stream), event);
 }
 

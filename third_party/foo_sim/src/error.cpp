@@ -46,6 +46,7 @@ const char* fooGetErrorName(fooError_t error) {
     case fooErrorInvalidMemcpyDirection: return "fooErrorInvalidMemcpyDirection";
     case fooErrorNoDevice: return "fooErrorNoDevice";
     case fooErrorInvalidDevice: return "fooErrorInvalidDevice";
+    case fooErrorDeviceUninitialized: return "fooErrorDeviceUninitialized";
     case fooErrorInvalidResourceHandle: return "fooErrorInvalidResourceHandle";
     case fooErrorNotReady: return "fooErrorNotReady";
     case fooErrorLaunchFailure: return "fooErrorLaunchFailure";
@@ -71,6 +72,7 @@ const char* fooGetErrorString(fooError_t error) {
     case fooErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
     case fooErrorNoDevice: return "no foo device is detected";
     case fooErrorInvalidDevice: return "invalid device ordinal";
+    case fooErrorDeviceUninitialized: return "invalid device context";
     case fooErrorInvalidResourceHandle: return "invalid resource handle";
     case fooErrorNotReady: return "device not ready";
     case fooErrorLaunchFailure: return "a launched kernel failed";

@@ -11,6 +11,8 @@ namespace {
 // Device blocks are aligned like a GPU allocation; pinned host blocks to a page.
 constexpr size_t kDeviceAlignment = 256;
 constexpr size_t kHostAlignment = 4096;
+// Freed device memory kept for reuse at most (MemoryRegistry::recycled_).
+constexpr size_t kRecycledBytes = 128 << 20;
 
 void* aligned_block(size_t alignment, size_t size) {
   void* p = nullptr;
@@ -36,15 +38,29 @@ fooError_t MemoryRegistry::allocate_device(int device, size_t size, void** out) 
                          device, size, capacity_, in_use, capacity_ - in_use));
     }
     used_[device] += size;  // reserve before the (slow) system allocation
+    for (auto it = recycled_.begin(); it != recycled_.end(); ++it) {
+      if (it->size != size) continue;
+      Allocation a = *it;
+      recycled_.erase(it);
+      recycled_bytes_ -= size;
+      a.device = device;
+      blocks_[reinterpret_cast<uintptr_t>(a.base)] = a;
+      *out = a.base;
+      return fooSuccess;
+    }
   }
-  void* p = aligned_block(kDeviceAlignment, size);
+  // A shared file (page-aligned, so aligned like a GPU allocation too);
+  // private memory if the process has no descriptor left.
+  void* p = nullptr;
+  ipc::SegmentName shared;
+  if (!ipc::create_segment(size, &p, &shared)) p = aligned_block(kDeviceAlignment, size);
   std::lock_guard<std::mutex> lock(mutex_);
   if (p == nullptr) {
     used_[device] -= size;
     return fail(fooErrorMemoryAllocation,
                 format("out of memory on foo device %d: the host could not provide %zu bytes", device, size));
   }
-  blocks_[reinterpret_cast<uintptr_t>(p)] = Allocation{p, size, fooMemoryTypeDevice, device};
+  blocks_[reinterpret_cast<uintptr_t>(p)] = Allocation{p, size, fooMemoryTypeDevice, device, shared, false, false};
   *out = p;
   return fooSuccess;
 }
@@ -57,7 +73,7 @@ fooError_t MemoryRegistry::allocate_host(size_t size, void** out) {
     return fail(fooErrorMemoryAllocation, format("out of pinned host memory: tried to allocate %zu bytes", size));
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  blocks_[reinterpret_cast<uintptr_t>(p)] = Allocation{p, size, fooMemoryTypeHost, -1};
+  blocks_[reinterpret_cast<uintptr_t>(p)] = Allocation{p, size, fooMemoryTypeHost, -1, {}, false, false};
   *out = p;
   return fooSuccess;
 }
@@ -65,7 +81,7 @@ fooError_t MemoryRegistry::allocate_host(size_t size, void** out) {
 fooError_t MemoryRegistry::release(void* ptr, fooMemoryType type, Allocation* freed) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
-  if (it == blocks_.end() || it->second.type != type) {
+  if (it == blocks_.end() || it->second.type != type || it->second.imported) {
     const char* what = type == fooMemoryTypeDevice ? "fooMalloc" : "fooMallocHost";
     return fail(fooErrorInvalidValue,
                 format("pointer %p was not returned by %s or was already freed", ptr, what));
@@ -73,9 +89,39 @@ fooError_t MemoryRegistry::release(void* ptr, fooMemoryType type, Allocation* fr
   *freed = it->second;
   blocks_.erase(it);
   if (freed->type == fooMemoryTypeDevice) used_[freed->device] -= freed->size;
+  if (freed->type == fooMemoryTypeDevice && freed->shared.fd >= 0 && !freed->exported &&
+      freed->size <= kRecycledBytes - recycled_bytes_) {
+    recycled_.push_back(*freed);
+    recycled_bytes_ += freed->size;
+    return fooSuccess;
+  }
   lock.unlock();
-  std::free(freed->base);
+  if (freed->shared.fd >= 0) {
+    ipc::destroy_segment(freed->base, freed->size, freed->shared.fd);
+  } else {
+    std::free(freed->base);
+  }
   return fooSuccess;
+}
+
+void MemoryRegistry::mark_exported(void* base) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = blocks_.find(reinterpret_cast<uintptr_t>(base));
+  if (it != blocks_.end()) it->second.exported = true;
+}
+
+void MemoryRegistry::add_imported(const Allocation& block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  blocks_[reinterpret_cast<uintptr_t>(block.base)] = block;
+}
+
+bool MemoryRegistry::forget_imported(void* ptr, Allocation* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == blocks_.end() || !it->second.imported) return false;
+  *out = it->second;
+  blocks_.erase(it);
+  return true;
 }
 
 bool MemoryRegistry::find(const void* ptr, Allocation* out) const {

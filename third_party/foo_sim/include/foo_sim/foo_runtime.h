@@ -76,6 +76,7 @@ typedef enum fooError {
   fooErrorInvalidMemcpyDirection = 21,
   fooErrorNoDevice = 100,
   fooErrorInvalidDevice = 101,
+  fooErrorDeviceUninitialized = 201, /* as CUDA's invalid device context */
   fooErrorInvalidResourceHandle = 400,
   fooErrorIllegalState = 401,
   fooErrorNotReady = 600,
@@ -149,6 +150,9 @@ typedef enum fooMemcpyKind {
  * when a block is free), which must not take a failure away from the user's
  * synchronization points. Waits on it still hand failures on. */
 #define fooEventIgnoreFailures 0x4u
+/* Shareable with other processes (foo_sim/foo_ipc.h); needs
+ * fooEventDisableTiming. */
+#define fooEventInterprocess 0x8u
 
 /* ---- errors ---- */
 FOO_SIM_API const char* fooGetErrorName(fooError_t error);
@@ -392,5 +396,7 @@ FOO_SIM_API unsigned long long fooHostWorkCount(void);
 /* Stream capture and graphs, as cuda_runtime_api.h declares them with the
  * rest of the runtime. */
 #include "foo_sim/foo_graph.h"
+/* Interprocess handles, as cuda_runtime_api.h declares cudaIpc*. */
+#include "foo_sim/foo_ipc.h"
 
 #endif /* FOO_SIM_FOO_RUNTIME_H */
