@@ -18,6 +18,7 @@
 #include "aten/DeviceCheck.h"
 #include "aten/OpCounts.h"
 #include "aten/HostResult.h"
+#include "aten/MaskIndices.h"
 #include "aten/Structured.h"
 #include "aten/TensorInfo.h"
 #include "runtime/FooStream.h"
@@ -56,16 +57,6 @@ using IndexList = c10::List<std::optional<at::Tensor>>;
 using QueuedIndex = Structured<"aten::index.Tensor", DeviceCheck::NoCheck, at::meta::structured_index_Tensor,
                                static_cast<at::Tensor& (*)(at::Tensor&, const at::Tensor&, const IndexList&)>(
                                    &at::cpu::index_out)>;
-
-bool masks_only(const IndexList& indices) {
-  bool any = false;
-  for (const std::optional<at::Tensor>& i : indices) {
-    if (!i.has_value() || !i->defined()) continue;
-    if (i->scalar_type() != at::kBool && i->scalar_type() != at::kByte) return false;
-    any = true;
-  }
-  return any;
-}
 
 // x[mask]: CUDA's index turns the masks into indices with nonzero, which
 // waits for the stream. Here the host computes the whole result in that

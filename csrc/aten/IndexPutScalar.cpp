@@ -22,6 +22,8 @@
 #include <c10/util/intrusive_ptr.h>
 #include <torch/library.h>
 
+#include "aten/MaskIndices.h"
+
 namespace foo::aten {
 namespace {
 
@@ -44,24 +46,14 @@ at::Tensor scalar_tensor(const at::Scalar& s, std::optional<at::ScalarType> dtyp
   return made;
 }
 
-// Only a mask can take masked_fill_'s path; with any other index CUDA copies
-// the CPU scalar to the device, which the foo value already is.
-bool masks_only(const IndexList& indices) {
-  bool any = false;
-  for (const std::optional<at::Tensor>& index : indices) {
-    if (!index.has_value() || !index->defined()) continue;
-    if (index->scalar_type() != at::kBool && index->scalar_type() != at::kByte) return false;
-    any = true;
-  }
-  return any;
-}
-
 std::optional<at::Scalar> number_made_as(const at::Tensor& value) {
   if (!last_made || last_made->tensor.lock().get() != value.unsafeGetTensorImpl()) return std::nullopt;
   return last_made->number;
 }
 
 at::Tensor& index_put_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate) {
+  // Only a mask can take masked_fill_'s path; with any other index CUDA
+  // copies the CPU scalar to the device, which the foo value already is.
   if (!accumulate && masks_only(indices)) {
     if (std::optional<at::Scalar> number = number_made_as(values)) {
       const at::Tensor on_cpu = at::detail::scalar_tensor_static(*number, values.scalar_type(), at::kCPU);
