@@ -49,4 +49,8 @@ def register() -> None:
         from torch_foo.foo import _ipc
 
         _ipc.install()
+        # Interpreter exit: autograd's device threads done with the last backward pass.
+        from torch_foo.foo import _autograd_exit
+
+        _autograd_exit.install()
         _registered = True
