@@ -3,7 +3,8 @@
 The test process is the producer or the consumer; the other side is a
 spawned process that reports through a queue. Order across processes is
 shown with a kernel the test holds (torch.foo._gate) and event queries,
-never with timings.
+never with timings. Every test that starts a process but one is `slow`:
+left out of the quick run (docs/development.md).
 """
 import gc
 import glob
@@ -137,6 +138,7 @@ def _pickle_and_exit(results):
 
 # ---- tests ----
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["tensor", "offset view", "strided view", "parameter", "empty"])
 def test_a_foo_tensor_put_on_a_queue_arrives_with_its_values_and_layout(what):
     base = torch.arange(12.0, device="foo")
@@ -151,6 +153,7 @@ def test_a_foo_tensor_put_on_a_queue_arrives_with_its_values_and_layout(what):
                    "offset": t.storage_offset(), "type": type(t).__name__, "requires_grad": t.requires_grad}
 
 
+@pytest.mark.slow
 def test_a_tensor_on_foo_1_arrives_on_foo_1():
     t = torch.arange(3.0, device="foo:1")
     tensors = CTX.Queue()
@@ -161,6 +164,7 @@ def test_a_tensor_on_foo_1_arrives_on_foo_1():
     assert got["device"] == "foo:1" and got["values"] == [0.0, 1.0, 2.0]
 
 
+@pytest.mark.slow
 def test_a_consumers_write_is_seen_by_the_producer():
     t = torch.zeros(4, device="foo")
     tensors = CTX.Queue()
@@ -171,6 +175,7 @@ def test_a_consumers_write_is_seen_by_the_producer():
     assert t.tolist() == [0.0, 1.0, 1.0, 0.0]
 
 
+@pytest.mark.slow
 def test_workers_update_a_modules_shared_parameters_in_place():
     model = torch.nn.Linear(3, 2).to("foo")
     before = [p.detach().clone() for p in model.parameters()]
@@ -201,6 +206,7 @@ def test_the_consumer_sees_the_work_queued_before_the_put_and_nothing_earlier():
     _finish(p, results)
 
 
+@pytest.mark.slow
 def test_the_block_is_freed_once_the_consumer_let_go_and_ipc_collect_runs():
     gc.collect()  # other tests' garbage goes now, not between the measurements below
     torch.foo.synchronize()
@@ -226,6 +232,7 @@ def test_the_block_is_freed_once_the_consumer_let_go_and_ipc_collect_runs():
     assert torch.foo.memory_allocated() == start
 
 
+@pytest.mark.slow
 def test_a_consumer_keeps_and_drops_a_tensor_whose_producer_exited():
     # As with CUDA, using it after the producer exited is not defined; on foo
     # the mapping stays until the consumer drops the tensor, which is clean.
@@ -243,6 +250,7 @@ def test_a_consumer_keeps_and_drops_a_tensor_whose_producer_exited():
     assert not glob.glob(f"/dev/shm/torch_{p.pid}_*")
 
 
+@pytest.mark.slow
 def test_a_received_tensor_cannot_be_sent_on():
     tensors = CTX.Queue()
     p, results = _start(_pickle_again, tensors)
@@ -258,6 +266,7 @@ def test_a_process_given_its_own_tensors_pickle_raises():
         pickle.loads(data)
 
 
+@pytest.mark.slow
 def test_the_pickle_of_a_process_that_exited_raises():
     p, results = _start(_pickle_and_exit)
     data = _answer(p, results)
@@ -291,6 +300,7 @@ def test_pickling_a_foo_storage_raises_as_for_cuda(what):
         ForkingPickler.dumps(obj)
 
 
+@pytest.mark.slow
 def test_cpu_tensors_still_share_through_shared_memory():
     tensors = CTX.Queue()
     p, results = _start(_describe, tensors)
@@ -300,6 +310,7 @@ def test_cpu_tensors_still_share_through_shared_memory():
     assert got["device"] == "cpu" and got["values"] == [0.0, 1.0, 2.0]
 
 
+@pytest.mark.slow
 def test_an_interprocess_event_orders_another_processs_stream():
     event = torch.foo.Event(interprocess=True)
     gate = torch.foo._gate()
