@@ -291,13 +291,10 @@ fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work, boo
       work();
       count_host_work(1);
       lock.lock();
-      s->running = false;
-      --d->busy;
-      ++d->returning;
-      advance(s);
-      --d->returning;
+      fooError_t e = report(s->pending_error);  // before unclaim(), which may free s
+      unclaim(s);
       offer_work(d);
-      return report(s->pending_error);
+      return e;
     }
   }
   if (race::on()) {

@@ -272,6 +272,9 @@ class Scheduler {
   bool host_may_claim(const Device* d) const;
   // Marks `s` run by the calling host: unlisted, running, busy.
   static void claim(Stream* s);
+  // Ends the calling host's run of `s` (claim()) and moves the stream on;
+  // `s` may be freed (a destroyed stream that went idle).
+  void unclaim(Stream* s);
   // Wakes an executor for runnable streams that no awake one will take.
   void offer_work(Device* d);
   static void note_error(Stream* s, KernelErrorPtr error);

@@ -56,13 +56,9 @@ bool Scheduler::run_host_work(Lock& lock, const std::function<bool()>& pred, Str
     for (size_t i = batch.size(); i-- > ran;) s->queue.push_front(std::move(batch[i]));
     batch.clear();
     if (failure) note_error(s, std::move(failure));
-    s->running = false;
-    --d->busy;
     // This host may take the stream again at once: offer_work() below wakes
     // an executor for what it leaves.
-    ++d->returning;
-    advance(s);  // may free s (a destroyed stream that went idle)
-    --d->returning;
+    unclaim(s);
     s = nullptr;
     if (entered && !pred()) {
       s = host_takeable(awaited, device, serial_only);
@@ -136,6 +132,17 @@ void Scheduler::claim(Stream* s) {
   }
   s->running = true;
   ++d->busy;
+}
+
+void Scheduler::unclaim(Stream* s) {
+  Device* d = s->device;
+  s->running = false;
+  --d->busy;
+  // The host looks for work right after, as an executor returning from a
+  // kernel does: advance() wakes no sleeper for what it may take.
+  ++d->returning;
+  advance(s);
+  --d->returning;
 }
 
 void Scheduler::offer_work(Device* d) {
