@@ -12,6 +12,7 @@ launch has to wake one). Those
 in a child with FOO_SIM_LAUNCH_BLOCKING=1 have every launch run on the
 launching host, inside the operator's call."""
 
+import contextlib
 import threading
 import time
 import warnings
@@ -61,6 +62,7 @@ def probe(x: torch.Tensor) -> torch.Tensor:
         "device": foo.current_device(),
         "default_streams": [foo.current_stream(d) == foo.default_stream(d) for d in range(foo.device_count())],
         "threads": torch.get_num_threads(),
+        "functorch_level": torch._C._functorch.maybe_current_level(),
         # A matrix product under CPU autocast would be computed in bfloat16.
         "mm": torch.mm(x, x).to(torch.float64),
     })
@@ -131,8 +133,26 @@ def _profiled():
     return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])
 
 
+@contextlib.contextmanager
+def _functorch_transform():
+    """A torch.func.grad level, on as inside the function grad transforms."""
+    torch._C._functorch._grad_increment_nesting()
+    try:
+        yield
+    finally:
+        torch._C._functorch._grad_decrement_nesting()
+
+
+def _after_functorch():
+    """A thread that ran a transform keeps functorch's state, its transform
+    stack empty (as after torch.compile, whose AOTAutograd uses one)."""
+    torch.func.vmap(torch.neg)(torch.ones(2, 3))
+    return contextlib.nullcontext()
+
+
 HOST_STATES = {"no_grad": _no_grad, "inference_mode": _inference, "cpu_autocast": _cpu_autocast,
-               "foo_autocast": _foo_autocast, "dispatch_mode": _dispatch_mode, "profiler": _profiled}
+               "foo_autocast": _foo_autocast, "dispatch_mode": _dispatch_mode, "profiler": _profiled,
+               "functorch_transform": _functorch_transform, "after_functorch": _after_functorch}
 
 
 @pytest.mark.parametrize("state", sorted(HOST_STATES))

@@ -51,6 +51,23 @@ const ExecutorState& executor_state() {
   return *state;
 }
 
+// Whether the calling thread has no functorch transform on: no functorch
+// state, or, on a thread that ran a transform once (torch.func, or
+// torch.compile's AOTAutograd), the state it keeps from then on, with an
+// empty transform stack; a kernel sees nothing else of it. The stack's
+// header needs one that torch does not ship; the state's own check that no
+// transform is on (C++ autograd functions are refused under one) tells.
+bool no_functorch_transform() {
+  const auto& functorch = at::functorch::functorchTLSAccessor();
+  if (functorch == nullptr) return true;
+  try {
+    functorch->checkSupportsCppAutogradFunction();
+    return true;
+  } catch (const c10::Error&) {
+    return false;
+  }
+}
+
 // Whether the calling thread's state is the executors' in every part a
 // kernel could see but the dispatch keys, which differ inside any operator
 // (the host waits inside `.item()`, whose autograd kernel excluded the
@@ -79,7 +96,7 @@ bool has_executor_state_but_keys() {
   if (!callbacks.sorted_tls_callbacks_.empty() || !callbacks.tls_record_function_enabled_) return false;
   const at::impl::SavedTensorDefaultHooksTLS& hooks = at::SavedTensorDefaultHooks::get_tls_state();
   if (!hooks.stack.empty() || hooks.disabled_error_message || hooks.is_tracing) return false;
-  if (c10::ThreadLocalDebugInfo::current() != nullptr || at::functorch::functorchTLSAccessor() != nullptr) return false;
+  if (c10::ThreadLocalDebugInfo::current() != nullptr || !no_functorch_transform()) return false;
   if (at::functionalization::impl::getFunctionalizationReapplyViewsTLS() ||
       at::get_dtensor_allow_implicit_replication()) {
     return false;
