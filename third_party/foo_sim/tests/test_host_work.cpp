@@ -30,8 +30,11 @@ namespace {
 // How many attempts a case makes before it concludes that the host never
 // takes the work. The host wins almost every attempt: each starts once the
 // executors block (let_executors_block), so that the launch has to wake one
-// while the host goes straight on to wait.
-constexpr int kAttempts = 200;
+// while the host goes straight on to wait. On a loaded machine (the test
+// suite's other processes on every core) the woken executor can win
+// hundreds of attempts in a row; an attempt takes a few milliseconds, and a
+// case stops at its first win.
+constexpr int kAttempts = 1000;
 
 // Longer than an idle executor polls for the next launch (kSpin, 50 us)
 // before it blocks.
