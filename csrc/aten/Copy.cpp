@@ -86,7 +86,7 @@ void copy_same_device(const at::Tensor& src, const at::Tensor& dst) {
     return;
   }
   launch_op(device, "aten::copy_", [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); },
-            serial_work(src, dst));
+            loop_kernel_threads(src, dst));
 }
 
 // Between foo devices: on the destination's current stream, ordered after
@@ -105,7 +105,7 @@ void copy_between_devices(const at::Tensor& src, const at::Tensor& dst) {
                                  nbytes(dst), dst_stream.stream()));
   } else {
     launch_op(dst.device().index(), "aten::copy_",
-              [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); }, serial_work(src, dst));
+              [s = TensorInfo(src), d = TensorInfo(dst)] { d.cpu().copy_(s.cpu()); }, loop_kernel_threads(src, dst));
   }
   FooEvent copied;
   copied.record(dst_stream);

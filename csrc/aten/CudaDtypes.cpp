@@ -115,6 +115,17 @@ std::optional<ScalarType> wider_compute_dtype(std::string_view op_name, ScalarTy
   return std::nullopt;
 }
 
+OpDtypeRules::OpDtypeRules(std::string_view op_name) : name_(op_name), any_(has_dtype_rules(op_name)) {
+  if (!any_) return;
+  const auto& lacks = cuda_lacks();
+  auto it = lacks.find(without_overload(op_name));
+  for (size_t i = 0; i < cuda_lacks_.size(); ++i) {
+    auto dtype = static_cast<ScalarType>(i);
+    cuda_lacks_[i] = it != lacks.end() && contains(it->second, dtype);
+    wider_[i] = foo::aten::wider_compute_dtype(op_name, dtype);
+  }
+}
+
 at::Tensor widened(const at::Tensor& t, ScalarType from, ScalarType to) {
   return t.defined() && t.scalar_type() == from ? t.to(to) : t;
 }

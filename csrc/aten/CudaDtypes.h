@@ -11,7 +11,9 @@
 // CPU; tests/test_opinfo.py checks every entry against it.
 #pragma once
 
+#include <array>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include <ATen/core/Tensor.h>
@@ -30,6 +32,27 @@ void check_cuda_has_kernel(std::string_view op_name, at::ScalarType dtype);
 // The dtype the CPU kernel of `op_name` computes in when the call's dtype is
 // one CUDA supports and CPU does not; nullopt when the CPU kernel takes it.
 std::optional<at::ScalarType> wider_compute_dtype(std::string_view op_name, at::ScalarType dtype);
+
+// One operator's rules, looked up once for every dtype: what
+// check_cuda_has_kernel and wider_compute_dtype answer for it, without a
+// lookup by name per call (a kernel called thousands of times per second
+// holds one in a static).
+class OpDtypeRules {
+ public:
+  explicit OpDtypeRules(std::string_view op_name);
+  bool any() const { return any_; }  // has_dtype_rules
+  void check_cuda_has_kernel(at::ScalarType dtype) const {
+    if (C10_UNLIKELY(cuda_lacks_[index(dtype)])) foo::aten::check_cuda_has_kernel(name_, dtype);
+  }
+  std::optional<at::ScalarType> wider_compute_dtype(at::ScalarType dtype) const { return wider_[index(dtype)]; }
+
+ private:
+  static size_t index(at::ScalarType dtype) { return static_cast<size_t>(dtype); }
+  std::string name_;
+  bool any_;
+  std::array<bool, static_cast<size_t>(at::ScalarType::NumOptions)> cuda_lacks_{};
+  std::array<std::optional<at::ScalarType>, static_cast<size_t>(at::ScalarType::NumOptions)> wider_{};
+};
 
 // A copy of `t` in `to` when it is defined and of dtype `from`; else `t`.
 at::Tensor widened(const at::Tensor& t, at::ScalarType from, at::ScalarType to);

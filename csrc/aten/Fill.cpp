@@ -15,13 +15,13 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   check_fill_value(value, self.scalar_type());
   if (self.numel() == 0) return self;
   launch_op(self.device().index(), "aten::fill_", [t = TensorInfo(self), value] { t.cpu().fill_(value); },
-            serial_work(self));
+            loop_kernel_threads(self));
   return self;
 }
 
 at::Tensor& zero(at::Tensor& self) {
   if (self.numel() == 0) return self;
-  launch_op(self.device().index(), "aten::zero_", [t = TensorInfo(self)] { t.cpu().zero_(); }, serial_work(self));
+  launch_op(self.device().index(), "aten::zero_", [t = TensorInfo(self)] { t.cpu().zero_(); }, loop_kernel_threads(self));
   return self;
 }
 

@@ -1,6 +1,7 @@
 // Launches the work of an operator on the current stream of a foo device.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <optional>
 #include <string>
@@ -55,6 +56,24 @@ template <class... T>
 bool serial_work(const T&... tensors) {
   return work_of(tensors...).serial();
 }
+
+// The intra-op thread count a kernel runs with (use_thread_count).
+enum class KernelThreads : uint8_t {
+  Launcher,  // the launching thread's
+  One,       // serial work: one thread
+  // Serial work whose only parallelism is ATen's parallel loops
+  // (TensorIterator kernels: pointwise, reductions, copy, fill): over fewer
+  // than GRAIN_SIZE elements those take one range whatever the count, so
+  // the kernel keeps the count of the thread it runs on, and a waiting host
+  // that runs it sets no count and restores none.
+  AnyOne,
+};
+inline KernelThreads serial_or_launcher(bool serial) { return serial ? KernelThreads::One : KernelThreads::Launcher; }
+// For a kernel whose only parallelism is ATen's parallel loops over `tensors`.
+template <class... T>
+KernelThreads loop_kernel_threads(const T&... tensors) {
+  return serial_work(tensors...) ? KernelThreads::AnyOne : KernelThreads::Launcher;
+}
 // `name` in storage that lives as long as the process: an operator's name
 // for a kernel and the profiler, which may outlive the operator (one defined
 // from Python through torch.library can be destroyed).
@@ -74,12 +93,12 @@ template <class F>
 struct OpKernel {
   const char* op_name;
   int threads;
-  bool serial;
+  KernelThreads thread_use;
   KernelWarningInbox* launcher;  // whose warnings the kernel's are
   const char* site;  // where it was launched, if recorded (launch_site_to_record)
   F fn;
   void operator()() {
-    use_thread_count(threads, serial);
+    if (thread_use != KernelThreads::AnyOne) use_thread_count(threads, thread_use == KernelThreads::One);
     // Below autograd, as a CPU kernel runs under its autograd kernel: the
     // operators the CPU implementation calls (views, fill_) skip the
     // autograd and view-tracking layers it would only pass through.
@@ -96,16 +115,16 @@ struct OpKernel {
   }
   // A graph replay's hint (FooLaunch.h): this header, then the closure's.
   void prefetch(int stage) const {
-    if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads) + sizeof(serial) + sizeof(launcher));
+    if (stage == 0) prefetch_bytes(this, sizeof(op_name) + sizeof(threads) + sizeof(thread_use) + sizeof(launcher));
     prefetch_closure(fn, stage);
   }
 };
 
 // `fn` runs on the stream in order; an exception it throws is reported,
 // prefixed with `op_name`, at the next synchronization that covers it.
-// `serial`: the kernel is serial work (SerialWork).
+// `thread_use`: how many threads it runs on (KernelThreads).
 template <class F>
-void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn, bool serial = false) {
+void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn, KernelThreads thread_use) {
   reraise_kernel_warnings();  // this thread's earlier kernels': raised at its next call, as near as it gets
   if (C10_UNLIKELY(faults_armed())) {
     std::string fault = take_kernel_fault(op_name);
@@ -116,8 +135,13 @@ void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn, bool serial
   const char* site = launch_site_to_record();
   launch_kernel_made<ClosureRelease::Deferred>(
       getCurrentFooStream(device),
-      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, serial, launcher, site, std::forward<F>(fn)}; },
-      op_name, serial ? fooKernelSerial : fooKernelDefault);
+      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, thread_use, launcher, site, std::forward<F>(fn)}; },
+      op_name, thread_use == KernelThreads::Launcher ? fooKernelDefault : fooKernelSerial);
+}
+// `serial`: the kernel is serial work (SerialWork).
+template <class F>
+void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn, bool serial = false) {
+  launch_op(device, op_name, std::forward<F>(fn), serial_or_launcher(serial));
 }
 
 // For kernels whose CPU implementations exist only in functional form

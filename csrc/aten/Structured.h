@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -260,17 +261,17 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
       check_no_partial_overlap(out, self);
       (check_no_partial_overlap(out, rest), ...);
     }
-    static const bool dtype_rules = has_dtype_rules(Name.value);
+    static const OpDtypeRules dtype_rules(Name.value);
     at::ScalarType dtype = self.scalar_type();
-    if (dtype_rules) check_cuda_has_kernel(Name.value, dtype);
+    if (dtype_rules.any()) dtype_rules.check_cuda_has_kernel(dtype);
     bool in_place = out.is_same(self);
-    std::optional<at::ScalarType> wide = dtype_rules ? wider_compute_dtype(Name.value, dtype) : std::nullopt;
-    if (dtype_rules && !wide) {
+    std::optional<at::ScalarType> wide = dtype_rules.wider_compute_dtype(dtype);
+    if (dtype_rules.any() && !wide) {
       // The operand CPU cannot take may be another than self (half / complex32).
       (for_each_tensor_in(rest,
                           [&](const at::Tensor& t) {
                             if (wide) return;
-                            if (auto w = wider_compute_dtype(Name.value, t.scalar_type())) {
+                            if (auto w = dtype_rules.wider_compute_dtype(t.scalar_type())) {
                               dtype = t.scalar_type();
                               wide = w;
                             }
@@ -313,16 +314,33 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
                     },
                     packed);
               },
-              serial_work_of(out, self, rest...));
+              thread_use(out, self, rest...));
     apply_metadata_changes<Name>(out, rest...);
   }
 
-  static bool serial_work_of(const at::Tensor& out, const at::Tensor& self, const Rest&... rest) {
+  static KernelThreads thread_use(const at::Tensor& out, const at::Tensor& self, const Rest&... rest) {
     SerialWork work;
     work.add(out);
     work.add(self);
     (for_each_tensor_in(rest, [&](const at::Tensor& t) { work.add(t); }), ...);
-    return work.serial();
+    if (!work.serial()) return KernelThreads::Launcher;
+    return loops_only() ? KernelThreads::AnyOne : KernelThreads::One;
+  }
+
+  // Whether the CPU kernel's only parallelism is ATen's parallel loops
+  // (KernelThreads::AnyOne): TensorIterator operators, and the reductions
+  // whose kernels are TensorIterator reductions (parallel_reduce and
+  // foreach_reduced_elt take one range below GRAIN_SIZE). Not the scans
+  // (cumsum's loop parallelizes from one row) nor BLAS and LAPACK kernels.
+  static constexpr bool loops_only() {
+    if (std::is_base_of_v<at::TensorIteratorBase, Meta>) return true;
+    constexpr std::string_view name(Name.value);
+    constexpr std::string_view op = name.substr(0, name.find('.'));
+    for (std::string_view reduction : {"aten::sum", "aten::mean", "aten::prod", "aten::amax", "aten::amin",
+                                       "aten::aminmax", "aten::argmax", "aten::argmin", "aten::any", "aten::all"}) {
+      if (op == reduction) return true;
+    }
+    return false;
   }
 
   // A kernel captured into a graph: the first replay configures a

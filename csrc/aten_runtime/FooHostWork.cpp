@@ -6,9 +6,9 @@
 #include <ATen/ThreadLocalState.h>
 #include <ATen/autocast_mode.h>
 
-#include <array>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <foo_sim/foo_runtime.h>
@@ -30,14 +30,19 @@ struct ExecutorState {
   c10::impl::LocalDispatchKeySet keys;
   c10::AutogradState autograd;
   at::impl::TorchFunctionDisabledState torch_function;
-  std::array<at::ScalarType, at::COMPILE_TIME_MAX_DEVICE_TYPES> autocast_dtypes{};
+  // For the device types autocast runs on, the only ones
+  // torch.set_autocast_dtype accepts.
+  std::vector<std::pair<c10::DeviceType, at::ScalarType>> autocast_dtypes;
 
   ExecutorState()
       : keys(c10::impl::tls_local_dispatch_key_set()),
         autograd(c10::AutogradState::get_tls_state()),
         torch_function(at::impl::PythonTorchFunctionTLS::get_disabled_state()) {
-    for (size_t i = 0; i < autocast_dtypes.size(); ++i) {
-      autocast_dtypes[i] = at::autocast::get_autocast_dtype(static_cast<c10::DeviceType>(i));
+    for (int i = 0; i < at::COMPILE_TIME_MAX_DEVICE_TYPES; ++i) {
+      auto type = static_cast<c10::DeviceType>(i);
+      if (at::autocast::is_autocast_available(type)) {
+        autocast_dtypes.emplace_back(type, at::autocast::get_autocast_dtype(type));
+      }
     }
   }
 };
@@ -101,8 +106,8 @@ bool has_executor_state_but_keys() {
       at::get_dtensor_allow_implicit_replication()) {
     return false;
   }
-  for (size_t i = 0; i < e.autocast_dtypes.size(); ++i) {
-    if (at::autocast::get_autocast_dtype(static_cast<c10::DeviceType>(i)) != e.autocast_dtypes[i]) return false;
+  for (const auto& [type, dtype] : e.autocast_dtypes) {
+    if (at::autocast::get_autocast_dtype(type) != dtype) return false;
   }
   return true;
 }

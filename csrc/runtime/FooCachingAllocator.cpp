@@ -107,13 +107,18 @@ class FooDeviceAllocator final : public c10::DeviceAllocator {
  private:
   DeviceCachingAllocator& cache(c10::DeviceIndex device) {
     check_device_index(device);
+    // Read before std::call_once, which sets two thread-locals of its own
+    // on every call, done or not.
+    if (DeviceCachingAllocator* created = ready_[device].load(std::memory_order_acquire)) return *created;
     std::call_once(created_[device], [&] { caches_[device] = std::make_unique<DeviceCachingAllocator>(device); });
+    ready_[device].store(caches_[device].get(), std::memory_order_release);
     return *caches_[device];
   }
 
   static constexpr int kMaxDevices = FOO_SIM_MAX_DEVICES;
   std::once_flag created_[kMaxDevices];
   std::unique_ptr<DeviceCachingAllocator> caches_[kMaxDevices];
+  std::atomic<DeviceCachingAllocator*> ready_[kMaxDevices]{};
 };
 
 FooDeviceAllocator g_allocator;

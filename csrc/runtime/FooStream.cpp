@@ -31,6 +31,9 @@ int slot_of(c10::StreamId id) { return static_cast<int>(id >> 2); }
 
 struct DevicePools {
   std::once_flag created;
+  // Set once created: every launch asks for a stream, and std::call_once
+  // sets two thread-locals of its own on each call, done or not.
+  std::atomic<bool> ready{false};
   fooStream_t default_stream = nullptr;
   int levels = 0;
   std::vector<fooStream_t> pooled;  // levels * kStreamsPerPool, by slot
@@ -49,8 +52,9 @@ int greatest_priority() { return std::get<1>(FooStream::priority_range()); }
 // the process, like CUDA's: handed-out c10::Streams may outlive any owner.
 DevicePools& pools_of(c10::DeviceIndex device) {
   check_device_index(device);
-  lazy_init();
   DevicePools& p = all_pools()[device];
+  if (C10_LIKELY(p.ready.load(std::memory_order_acquire))) return p;
+  lazy_init();
   std::call_once(p.created, [&] {
     FOO_CHECK(fooDeviceGetDefaultStream(device, &p.default_stream));
     p.levels = least_priority() - greatest_priority() + 1;
@@ -65,6 +69,7 @@ DevicePools& pools_of(c10::DeviceIndex device) {
       }
     });
   });
+  p.ready.store(true, std::memory_order_release);
   return p;
 }
 

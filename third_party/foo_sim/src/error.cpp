@@ -2,26 +2,27 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <utility>
 
 namespace foo_sim {
 namespace {
 
-thread_local fooError_t t_last_error = fooSuccess;
-thread_local std::string t_last_detail;
+thread_local LastError t_last;
 
 }  // namespace
 
 fooError_t fail(fooError_t code, std::string detail) {
-  t_last_error = code;
-  t_last_detail = std::move(detail);
+  LastError& last = t_last;
+  last.code = code;
+  last.detail = std::move(detail);
   return code;
 }
 
 LastError exchange_last_error(LastError next) {
-  LastError previous{t_last_error, std::move(t_last_detail)};
-  t_last_error = next.code;
-  t_last_detail = std::move(next.detail);
-  return previous;
+  LastError& last = t_last;
+  // A host running queued work sets an empty one aside and back: nothing to move.
+  if (last.code == fooSuccess && next.code == fooSuccess && last.detail.empty() && next.detail.empty()) return next;
+  return std::exchange(last, std::move(next));
 }
 
 std::string format(const char* fmt, ...) {
@@ -89,14 +90,10 @@ const char* fooGetErrorString(fooError_t error) {
   return "unrecognized error code";
 }
 
-fooError_t fooGetLastError(void) {
-  fooError_t e = foo_sim::t_last_error;
-  foo_sim::t_last_error = fooSuccess;
-  return e;
-}
+fooError_t fooGetLastError(void) { return std::exchange(foo_sim::t_last.code, fooSuccess); }
 
-fooError_t fooPeekAtLastError(void) { return foo_sim::t_last_error; }
+fooError_t fooPeekAtLastError(void) { return foo_sim::t_last.code; }
 
-const char* fooGetErrorDetail(void) { return foo_sim::t_last_detail.c_str(); }
+const char* fooGetErrorDetail(void) { return foo_sim::t_last.detail.c_str(); }
 
 }  // extern "C"

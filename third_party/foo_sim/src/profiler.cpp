@@ -25,10 +25,15 @@ struct Label {
   fooMemcpyKind memcpy_kind;
 };
 
-thread_local const Label* t_label = nullptr;  // set by ScopedLabel, on the stack
-thread_local Label t_label_storage;
-thread_local uint64_t t_correlation = 0;
-thread_local int t_thread_id = 0;
+// One thread-local, not four: each is an address lookup of its own in a
+// library loaded with dlopen, and the host reads and sets them per launch.
+struct ThreadState {
+  const Label* label = nullptr;  // &label_storage while labelled (ScopedLabel)
+  Label label_storage{};
+  uint64_t correlation = 0;
+  int id = 0;
+};
+thread_local ThreadState t_thread;
 
 std::mutex g_mutex;
 std::vector<fooActivity> g_activities;  // guarded by g_mutex
@@ -38,8 +43,8 @@ std::vector<fooActivity> g_activities;  // guarded by g_mutex
 constexpr size_t kMaxActivities = size_t{1} << 20;
 
 int thread_id() {
-  if (t_thread_id == 0) t_thread_id = static_cast<int>(::syscall(SYS_gettid));
-  return t_thread_id;
+  if (t_thread.id == 0) t_thread.id = static_cast<int>(::syscall(SYS_gettid));
+  return t_thread.id;
 }
 
 }  // namespace
@@ -47,44 +52,44 @@ int thread_id() {
 ScopedLabel::ScopedLabel(fooActivityKind kind, const char* name, uint64_t bytes, fooMemcpyKind memcpy_kind) {
   // Set even when not tracing: a stream capture names its nodes with it
   // (current_label). It is four stores.
-  t_label_storage = Label{kind, name, bytes, memcpy_kind};
-  t_label = &t_label_storage;
+  t_thread.label_storage = Label{kind, name, bytes, memcpy_kind};
+  t_thread.label = &t_thread.label_storage;
 }
 
-ScopedLabel::~ScopedLabel() { t_label = nullptr; }
+ScopedLabel::~ScopedLabel() { t_thread.label = nullptr; }
 
 void current_label(fooActivityKind* kind, const char** name, uint64_t* bytes, fooMemcpyKind* memcpy_kind) {
-  if (t_label == nullptr) return;
-  *kind = t_label->kind;
-  *name = t_label->name;
-  *bytes = t_label->bytes;
-  *memcpy_kind = t_label->memcpy_kind;
+  if (t_thread.label == nullptr) return;
+  *kind = t_thread.label->kind;
+  *name = t_thread.label->name;
+  *bytes = t_thread.label->bytes;
+  *memcpy_kind = t_thread.label->memcpy_kind;
 }
 
 ThreadLabel exchange_thread_label(const ThreadLabel& next) {
   ThreadLabel previous;
-  previous.labelled = t_label != nullptr;
-  previous.kind = t_label_storage.kind;
-  previous.name = t_label_storage.name;
-  previous.bytes = t_label_storage.bytes;
-  previous.memcpy_kind = t_label_storage.memcpy_kind;
-  previous.correlation = t_correlation;
-  t_label_storage = Label{next.kind, next.name, next.bytes, next.memcpy_kind};
-  t_label = next.labelled ? &t_label_storage : nullptr;
-  t_correlation = next.correlation;
+  previous.labelled = t_thread.label != nullptr;
+  previous.kind = t_thread.label_storage.kind;
+  previous.name = t_thread.label_storage.name;
+  previous.bytes = t_thread.label_storage.bytes;
+  previous.memcpy_kind = t_thread.label_storage.memcpy_kind;
+  previous.correlation = t_thread.correlation;
+  t_thread.label_storage = Label{next.kind, next.name, next.bytes, next.memcpy_kind};
+  t_thread.label = next.labelled ? &t_thread.label_storage : nullptr;
+  t_thread.correlation = next.correlation;
   return previous;
 }
 
 void stamp(ActivityStamp& stamp) {
   stamp.traced = true;
-  if (t_label != nullptr) {
-    stamp.kind = t_label->kind;
-    stamp.name = t_label->name;
-    stamp.bytes = t_label->bytes;
-    stamp.memcpy_kind = t_label->memcpy_kind;
+  if (t_thread.label != nullptr) {
+    stamp.kind = t_thread.label->kind;
+    stamp.name = t_thread.label->name;
+    stamp.bytes = t_thread.label->bytes;
+    stamp.memcpy_kind = t_thread.label->memcpy_kind;
   }
   if (stamp.name == nullptr) stamp.name = "fooLaunchHostFunc";
-  stamp.correlation = t_correlation;
+  stamp.correlation = t_thread.correlation;
   stamp.launch_ns = now_ns();
   stamp.launch_thread = thread_id();
 }
@@ -155,6 +160,6 @@ fooError_t fooProfilerFlush(fooActivityFn_t fn, void* userData) {
 
 int fooProfilerIsActive(void) { return profiler::tracing() ? 1 : 0; }
 
-void fooProfilerSetCorrelationId(unsigned long long id) { profiler::t_correlation = id; }
+void fooProfilerSetCorrelationId(unsigned long long id) { profiler::t_thread.correlation = id; }
 
 }  // extern "C"
