@@ -287,6 +287,41 @@ def test_a_host_on_several_intra_op_threads_runs_small_kernels_on_one_and_leaves
         torch.set_num_threads(threads)
 
 
+# Small kernels whose only parallelism is ATen's parallel loops: they run on
+# whatever intra-op thread count the thread that runs them has.
+LOOP_KERNELS = {
+    "sum": lambda t: t.sum(),
+    "mean": lambda t: t.mean(dim=1),
+    "prod": lambda t: (t / 4 + 1).prod(dim=0),
+    "amax": lambda t: t.amax(dim=1, keepdim=True),
+    "argmin": lambda t: t.argmin(),
+    "any": lambda t: (t > 1.5).any(dim=0),
+    "pointwise": lambda t: t * 2 + 1,
+    "copy_to_double": lambda t: t.t().to(torch.float64),
+    "fill": lambda t: t.clone().fill_(3.5),
+}
+
+
+@pytest.mark.parametrize("kernel", sorted(LOOP_KERNELS))
+def test_a_small_loop_kernel_on_a_host_of_several_threads_gives_cpus_result_and_leaves_its_count(foo, kernel):
+    cpu = torch.randn(16, 24)
+    x = cpu.to("foo")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        got = on_the_waiting_host(lambda: LOOP_KERNELS[kernel](x), lambda y: y.cpu(), kernels=1)
+        assert torch.get_num_threads() == 2
+        on_executor = LOOP_KERNELS[kernel](x)
+        foo.synchronize()
+        assert torch.get_num_threads() == 2
+        torch.set_num_threads(1)
+        expected = LOOP_KERNELS[kernel](cpu)
+    finally:
+        torch.set_num_threads(threads)
+    assert torch.equal(got, expected)
+    assert torch.equal(on_executor.cpu(), expected)
+
+
 def test_a_profiled_kernel_run_on_the_host_is_on_the_device_rows_only(foo):
     from torch.profiler import ProfilerActivity, profile
 

@@ -3,6 +3,8 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/ops/empty_strided.h>
 
+#include <array>
+
 namespace foo::aten {
 namespace {
 
@@ -12,6 +14,30 @@ c10::Storage cpu_storage(void* base, size_t nbytes) {
   return c10::Storage(c10::Storage::use_byte_size_t(), nbytes, c10::DataPtr(base, c10::Device(c10::kCPU)),
                       /*allocator=*/nullptr, /*resizable=*/false);
 }
+
+// The CPU storages of the thread's latest kernels, for the next kernels
+// over the same memory: making and freeing one per tensor argument is a
+// tenth of what a small kernel costs the host. A storage is reused only
+// when the cache alone holds it (the kernels that had it are done with it);
+// it owns nothing and cannot be resized, so a kernel cannot tell.
+class RecentStorages {
+ public:
+  c10::Storage take(void* base, size_t nbytes) {
+    for (c10::Storage& s : slots_) {
+      if (s && s.data() == base && s.nbytes() == nbytes && s.use_count() == 1) return s;
+    }
+    c10::Storage fresh = cpu_storage(base, nbytes);
+    slots_[next_] = fresh;
+    next_ = (next_ + 1) % slots_.size();
+    return fresh;
+  }
+
+ private:
+  std::array<c10::Storage, 8> slots_;
+  size_t next_ = 0;
+};
+
+thread_local RecentStorages t_recent;
 
 // A non-owning CPU tensor over foo memory. Built directly rather than with
 // at::from_blob: this runs once per tensor argument of every kernel.
@@ -67,7 +93,7 @@ c10::Storage AliasScope::storage_for(void* base, size_t nbytes) {
   for (const c10::Storage& s : storages_) {
     if (s.data() == base) return s;
   }
-  storages_.push_back(cpu_storage(base, nbytes));
+  storages_.push_back(t_recent.take(base, nbytes));
   return storages_.back();
 }
 

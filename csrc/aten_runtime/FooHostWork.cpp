@@ -131,11 +131,13 @@ void begin() {
     t_host.torch.emplace();
     at::ThreadLocalState::setThreadLocalState(executor_state().whole);
   }
-  for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
-    FooStream current = getCurrentFooStream(d);
-    if (current.id() == 0) continue;
-    t_host.streams.push_back(current);
-    setCurrentFooStream(getDefaultFooStream(d));
+  if (!currentFooStreamsAreDefault()) {
+    for (c10::DeviceIndex d = 0; d < device_count(); ++d) {
+      FooStream current = getCurrentFooStream(d);
+      if (current.id() == 0) continue;
+      t_host.streams.push_back(current);
+      setCurrentFooStream(getDefaultFooStream(d));
+    }
   }
   t_running = true;
 }

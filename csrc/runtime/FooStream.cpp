@@ -1,5 +1,6 @@
 #include "runtime/FooStream.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <memory>
@@ -163,6 +164,11 @@ FooStream getCurrentFooStream(c10::DeviceIndex device) {
   device = resolve(device);
   check_device_index(device);
   return FooStream(make_stream(device, t_current[device]));
+}
+
+bool currentFooStreamsAreDefault() {
+  const auto& current = t_current;
+  return std::all_of(current.begin(), current.begin() + device_count(), [](c10::StreamId id) { return id == 0; });
 }
 
 void setCurrentFooStream(FooStream stream) {

@@ -54,6 +54,9 @@ FooStream getDefaultFooStream(c10::DeviceIndex device = -1);
 FooStream getCurrentFooStream(c10::DeviceIndex device = -1);
 // Makes `stream` current on its device for this thread (device unchanged).
 void setCurrentFooStream(FooStream stream);
+// Whether the calling thread's current stream is the default one on every
+// device (a waiting host that runs queued work tests it each time).
+bool currentFooStreamsAreDefault();
 
 std::ostream& operator<<(std::ostream& out, const FooStream& stream);
 
