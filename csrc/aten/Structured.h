@@ -198,11 +198,34 @@ void apply_metadata_changes(const at::Tensor& out, const Rest&... rest) {
   }
 }
 
-// Native: ATen's CPU structured class (at::native::structured_mul_out) for
-// operators built on TensorIterator, whose captured kernels keep their
-// iterator between graph replays (KeptIterator.h); void for the others.
+// ATen's CPU structured class run without its meta function, for a kernel
+// whose output foo allocated as the meta function asked on the host
+// (Structured::functional): the CPU kernel's own meta would only repeat its
+// checks on the same arguments and find the output as it wants it. Only for
+// classes whose impl takes everything from its arguments: not TensorIterator
+// (built by the meta function) nor precomputed values.
+template <class Native>
+struct ImplOnly final : Native {
+  explicit ImplOnly(const at::Tensor& out) : out(out) {}
+  const at::Tensor& maybe_get_output(int64_t) override { return out; }
+  const at::Tensor& out;
+};
+
+// Native: ATen's CPU structured class (at::native::structured_mul_out) of an
+// operator without precomputed values, void for the others. Captured kernels
+// of TensorIterator operators keep their iterator between graph replays
+// (KeptIterator.h); kernels of the others may run its impl alone (ImplOnly).
 template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Native = void, class Sig = decltype(CpuOut)>
 struct Structured;
+
+template <class Native>
+constexpr bool kKeepsIterator = std::is_base_of_v<at::TensorIteratorBase, Native>;
+template <>
+inline constexpr bool kKeepsIterator<void> = false;
+template <class Native>
+constexpr bool kRunsImplOnly = !std::is_base_of_v<at::TensorIteratorBase, Native>;
+template <>
+inline constexpr bool kRunsImplOnly<void> = false;
 
 template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Native, class... Rest>
 struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&, const at::Tensor&, Rest...)> {
@@ -210,7 +233,7 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     AllocatingMeta<Meta> op;
     MetaWarningRecorder warnings;
     op.meta(self, meta_arg(rest)...);
-    queue(warnings.take(), op.outputs[0], self, rest...);
+    queue(warnings.take(), op.outputs[0], /*allocated=*/true, self, rest...);
     return std::move(op.outputs[0]);
   }
 
@@ -218,7 +241,7 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     ProvidedMeta<Meta> op(self, /*inplace=*/true);
     MetaWarningRecorder warnings;
     op.meta(self, meta_arg(rest)...);
-    queue(warnings.take(), self, self, rest...);
+    queue(warnings.take(), self, /*allocated=*/false, self, rest...);
     return self;
   }
 
@@ -226,7 +249,7 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
     ProvidedMeta<Meta> op(result, /*inplace=*/false);
     MetaWarningRecorder warnings;
     op.meta(self, meta_arg(rest)...);
-    queue(warnings.take(), result, self, rest...);
+    queue(warnings.take(), result, /*allocated=*/false, self, rest...);
     return result;
   }
 
@@ -240,9 +263,10 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
 
  private:
   // Queues CpuOut(out, self, rest...) on the current stream of out's device;
-  // `meta_warnings`: what the meta function raised on the host.
-  static void queue(std::vector<std::string> meta_warnings, const at::Tensor& out, const at::Tensor& self,
-                    Rest... rest) {
+  // `meta_warnings`: what the meta function raised on the host; `allocated`:
+  // foo allocated `out` as the meta function asked.
+  static void queue(std::vector<std::string> meta_warnings, const at::Tensor& out, bool allocated,
+                    const at::Tensor& self, Rest... rest) {
     c10::Device device = out.device();
     check_same_device(device, out, Name.value);
     check_device<Check>(device, self, Name.value);
@@ -278,14 +302,14 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
                           }),
        ...);
     }
-    if constexpr (!std::is_void_v<Native>) {
+    if constexpr (kKeepsIterator<Native>) {
       if (captures_underway() != 0 && !wide) {
         queue_keeping_iterator(device, out, self, in_place, rest...);
         return;
       }
     }
     launch_op(device.index(), Name.value,
-              [o = TensorInfo(out), s = in_place ? PackedTensor() : PackedTensor(self), in_place, dtype, wide,
+              [o = TensorInfo(out), s = in_place ? PackedTensor() : PackedTensor(self), in_place, allocated, dtype, wide,
                packed = std::make_tuple(KernelArgument<Rest>::pack(rest)...),
                meta_warnings = std::move(meta_warnings)] {
                 RepeatedWarningFilter repeated(meta_warnings);
@@ -297,6 +321,13 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
                       std::apply(
                           [&](auto&... args) {
                             if (!wide) {
+                              if constexpr (kRunsImplOnly<Native>) {
+                                if (allocated) {
+                                  ImplOnly<Native> op(out_alias);
+                                  op.impl(self_alias, meta_arg(args)..., out_alias);
+                                  return;
+                                }
+                              }
                               CpuOut(out_alias, self_alias, args...);
                               // A CPU kernel that restrided its output (resizing it
                               // with a memory format) wrote it in that layout:

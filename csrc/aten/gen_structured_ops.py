@@ -101,10 +101,13 @@ def selected_groups():
 
 
 def native_class(g, cpu) -> str | None:
-    """ATen's CPU structured class of an operator built on TensorIterator,
-    whose captured kernels keep their iterator between graph replays
-    (KeptIterator.h); None for the others."""
-    if g.out.structured_inherits != "TensorIteratorBase" or g.out.precomputed is not None:
+    """ATen's CPU structured class of an operator whose meta function passes
+    nothing to its impl but the outputs (no precomputed values): for an
+    operator built on TensorIterator, captured kernels keep its iterator
+    between graph replays (KeptIterator.h); for the others, a kernel whose
+    output foo allocated runs its impl alone (Structured.h). None for the
+    rest."""
+    if g.out.precomputed is not None:
         return None
     return f"at::native::structured_{cpu.get_kernel(g.out).kernel}"
 

@@ -5,42 +5,61 @@
 
 #include <ATen/ops/_addmm_activation_cpu_dispatch.h>
 #include <ATen/ops/_addmm_activation_meta.h>
+#include <ATen/ops/_addmm_activation_native.h>
 #include <ATen/ops/_convert_indices_from_coo_to_csr_cpu_dispatch.h>
 #include <ATen/ops/_convert_indices_from_coo_to_csr_meta.h>
+#include <ATen/ops/_convert_indices_from_coo_to_csr_native.h>
 #include <ATen/ops/_convert_indices_from_csr_to_coo_cpu_dispatch.h>
 #include <ATen/ops/_convert_indices_from_csr_to_coo_meta.h>
+#include <ATen/ops/_convert_indices_from_csr_to_coo_native.h>
 #include <ATen/ops/_log_softmax_backward_data_cpu_dispatch.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
+#include <ATen/ops/_log_softmax_backward_data_native.h>
 #include <ATen/ops/_log_softmax_cpu_dispatch.h>
 #include <ATen/ops/_log_softmax_meta.h>
+#include <ATen/ops/_log_softmax_native.h>
 #include <ATen/ops/_softmax_backward_data_cpu_dispatch.h>
 #include <ATen/ops/_softmax_backward_data_meta.h>
+#include <ATen/ops/_softmax_backward_data_native.h>
 #include <ATen/ops/_softmax_cpu_dispatch.h>
 #include <ATen/ops/_softmax_meta.h>
+#include <ATen/ops/_softmax_native.h>
 #include <ATen/ops/_upsample_bicubic2d_aa_backward_cpu_dispatch.h>
 #include <ATen/ops/_upsample_bicubic2d_aa_backward_meta.h>
+#include <ATen/ops/_upsample_bicubic2d_aa_backward_native.h>
 #include <ATen/ops/_upsample_bicubic2d_aa_cpu_dispatch.h>
 #include <ATen/ops/_upsample_bicubic2d_aa_meta.h>
+#include <ATen/ops/_upsample_bicubic2d_aa_native.h>
 #include <ATen/ops/_upsample_bilinear2d_aa_backward_cpu_dispatch.h>
 #include <ATen/ops/_upsample_bilinear2d_aa_backward_meta.h>
+#include <ATen/ops/_upsample_bilinear2d_aa_backward_native.h>
 #include <ATen/ops/_upsample_bilinear2d_aa_cpu_dispatch.h>
 #include <ATen/ops/_upsample_bilinear2d_aa_meta.h>
+#include <ATen/ops/_upsample_bilinear2d_aa_native.h>
 #include <ATen/ops/_upsample_lanczos2d_aa_backward_cpu_dispatch.h>
 #include <ATen/ops/_upsample_lanczos2d_aa_backward_meta.h>
+#include <ATen/ops/_upsample_lanczos2d_aa_backward_native.h>
 #include <ATen/ops/_upsample_lanczos2d_aa_cpu_dispatch.h>
 #include <ATen/ops/_upsample_lanczos2d_aa_meta.h>
+#include <ATen/ops/_upsample_lanczos2d_aa_native.h>
 #include <ATen/ops/_upsample_nearest_exact1d_backward_cpu_dispatch.h>
 #include <ATen/ops/_upsample_nearest_exact1d_backward_meta.h>
+#include <ATen/ops/_upsample_nearest_exact1d_backward_native.h>
 #include <ATen/ops/_upsample_nearest_exact1d_cpu_dispatch.h>
 #include <ATen/ops/_upsample_nearest_exact1d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact1d_native.h>
 #include <ATen/ops/_upsample_nearest_exact2d_backward_cpu_dispatch.h>
 #include <ATen/ops/_upsample_nearest_exact2d_backward_meta.h>
+#include <ATen/ops/_upsample_nearest_exact2d_backward_native.h>
 #include <ATen/ops/_upsample_nearest_exact2d_cpu_dispatch.h>
 #include <ATen/ops/_upsample_nearest_exact2d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact2d_native.h>
 #include <ATen/ops/_upsample_nearest_exact3d_backward_cpu_dispatch.h>
 #include <ATen/ops/_upsample_nearest_exact3d_backward_meta.h>
+#include <ATen/ops/_upsample_nearest_exact3d_backward_native.h>
 #include <ATen/ops/_upsample_nearest_exact3d_cpu_dispatch.h>
 #include <ATen/ops/_upsample_nearest_exact3d_meta.h>
+#include <ATen/ops/_upsample_nearest_exact3d_native.h>
 #include <ATen/ops/acos_cpu_dispatch.h>
 #include <ATen/ops/acos_meta.h>
 #include <ATen/ops/acos_native.h>
@@ -49,8 +68,10 @@
 #include <ATen/ops/acosh_native.h>
 #include <ATen/ops/adaptive_max_pool2d_backward_cpu_dispatch.h>
 #include <ATen/ops/adaptive_max_pool2d_backward_meta.h>
+#include <ATen/ops/adaptive_max_pool2d_backward_native.h>
 #include <ATen/ops/adaptive_max_pool3d_backward_cpu_dispatch.h>
 #include <ATen/ops/adaptive_max_pool3d_backward_meta.h>
+#include <ATen/ops/adaptive_max_pool3d_backward_native.h>
 #include <ATen/ops/add_cpu_dispatch.h>
 #include <ATen/ops/add_meta.h>
 #include <ATen/ops/add_native.h>
@@ -62,20 +83,28 @@
 #include <ATen/ops/addcmul_native.h>
 #include <ATen/ops/addmm_cpu_dispatch.h>
 #include <ATen/ops/addmm_meta.h>
+#include <ATen/ops/addmm_native.h>
 #include <ATen/ops/addmv_cpu_dispatch.h>
 #include <ATen/ops/addmv_meta.h>
+#include <ATen/ops/addmv_native.h>
 #include <ATen/ops/all_cpu_dispatch.h>
 #include <ATen/ops/all_meta.h>
+#include <ATen/ops/all_native.h>
 #include <ATen/ops/amax_cpu_dispatch.h>
 #include <ATen/ops/amax_meta.h>
+#include <ATen/ops/amax_native.h>
 #include <ATen/ops/amin_cpu_dispatch.h>
 #include <ATen/ops/amin_meta.h>
+#include <ATen/ops/amin_native.h>
 #include <ATen/ops/any_cpu_dispatch.h>
 #include <ATen/ops/any_meta.h>
+#include <ATen/ops/any_native.h>
 #include <ATen/ops/argmax_cpu_dispatch.h>
 #include <ATen/ops/argmax_meta.h>
+#include <ATen/ops/argmax_native.h>
 #include <ATen/ops/argmin_cpu_dispatch.h>
 #include <ATen/ops/argmin_meta.h>
+#include <ATen/ops/argmin_native.h>
 #include <ATen/ops/asin_cpu_dispatch.h>
 #include <ATen/ops/asin_meta.h>
 #include <ATen/ops/asin_native.h>
@@ -93,14 +122,18 @@
 #include <ATen/ops/atanh_native.h>
 #include <ATen/ops/avg_pool2d_backward_cpu_dispatch.h>
 #include <ATen/ops/avg_pool2d_backward_meta.h>
+#include <ATen/ops/avg_pool2d_backward_native.h>
 #include <ATen/ops/avg_pool2d_cpu_dispatch.h>
 #include <ATen/ops/avg_pool2d_meta.h>
 #include <ATen/ops/avg_pool3d_backward_cpu_dispatch.h>
 #include <ATen/ops/avg_pool3d_backward_meta.h>
+#include <ATen/ops/avg_pool3d_backward_native.h>
 #include <ATen/ops/avg_pool3d_cpu_dispatch.h>
 #include <ATen/ops/avg_pool3d_meta.h>
+#include <ATen/ops/avg_pool3d_native.h>
 #include <ATen/ops/baddbmm_cpu_dispatch.h>
 #include <ATen/ops/baddbmm_meta.h>
+#include <ATen/ops/baddbmm_native.h>
 #include <ATen/ops/bitwise_and_cpu_dispatch.h>
 #include <ATen/ops/bitwise_and_meta.h>
 #include <ATen/ops/bitwise_and_native.h>
@@ -121,6 +154,7 @@
 #include <ATen/ops/bitwise_xor_native.h>
 #include <ATen/ops/bmm_cpu_dispatch.h>
 #include <ATen/ops/bmm_meta.h>
+#include <ATen/ops/bmm_native.h>
 #include <ATen/ops/ceil_cpu_dispatch.h>
 #include <ATen/ops/ceil_meta.h>
 #include <ATen/ops/ceil_native.h>
@@ -144,8 +178,10 @@
 #include <ATen/ops/cosh_native.h>
 #include <ATen/ops/cumprod_cpu_dispatch.h>
 #include <ATen/ops/cumprod_meta.h>
+#include <ATen/ops/cumprod_native.h>
 #include <ATen/ops/cumsum_cpu_dispatch.h>
 #include <ATen/ops/cumsum_meta.h>
+#include <ATen/ops/cumsum_native.h>
 #include <ATen/ops/digamma_cpu_dispatch.h>
 #include <ATen/ops/digamma_meta.h>
 #include <ATen/ops/digamma_native.h>
@@ -196,8 +232,10 @@
 #include <ATen/ops/frac_native.h>
 #include <ATen/ops/fractional_max_pool2d_backward_cpu_dispatch.h>
 #include <ATen/ops/fractional_max_pool2d_backward_meta.h>
+#include <ATen/ops/fractional_max_pool2d_backward_native.h>
 #include <ATen/ops/gather_cpu_dispatch.h>
 #include <ATen/ops/gather_meta.h>
+#include <ATen/ops/gather_native.h>
 #include <ATen/ops/gcd_cpu_dispatch.h>
 #include <ATen/ops/gcd_meta.h>
 #include <ATen/ops/gcd_native.h>
@@ -230,6 +268,7 @@
 #include <ATen/ops/hardsigmoid_native.h>
 #include <ATen/ops/hash_tensor_cpu_dispatch.h>
 #include <ATen/ops/hash_tensor_meta.h>
+#include <ATen/ops/hash_tensor_native.h>
 #include <ATen/ops/heaviside_cpu_dispatch.h>
 #include <ATen/ops/heaviside_meta.h>
 #include <ATen/ops/heaviside_native.h>
@@ -255,6 +294,7 @@
 #include <ATen/ops/index_reduce_meta.h>
 #include <ATen/ops/isin_cpu_dispatch.h>
 #include <ATen/ops/isin_meta.h>
+#include <ATen/ops/isin_native.h>
 #include <ATen/ops/isneginf_cpu_dispatch.h>
 #include <ATen/ops/isneginf_meta.h>
 #include <ATen/ops/isneginf_native.h>
@@ -281,12 +321,16 @@
 #include <ATen/ops/lgamma_native.h>
 #include <ATen/ops/linalg_cross_cpu_dispatch.h>
 #include <ATen/ops/linalg_cross_meta.h>
+#include <ATen/ops/linalg_cross_native.h>
 #include <ATen/ops/linalg_ldl_solve_cpu_dispatch.h>
 #include <ATen/ops/linalg_ldl_solve_meta.h>
+#include <ATen/ops/linalg_ldl_solve_native.h>
 #include <ATen/ops/linalg_lu_solve_cpu_dispatch.h>
 #include <ATen/ops/linalg_lu_solve_meta.h>
+#include <ATen/ops/linalg_lu_solve_native.h>
 #include <ATen/ops/linalg_vector_norm_cpu_dispatch.h>
 #include <ATen/ops/linalg_vector_norm_meta.h>
+#include <ATen/ops/linalg_vector_norm_native.h>
 #include <ATen/ops/log10_cpu_dispatch.h>
 #include <ATen/ops/log10_meta.h>
 #include <ATen/ops/log10_native.h>
@@ -313,11 +357,13 @@
 #include <ATen/ops/lt_native.h>
 #include <ATen/ops/max_pool2d_with_indices_backward_cpu_dispatch.h>
 #include <ATen/ops/max_pool2d_with_indices_backward_meta.h>
+#include <ATen/ops/max_pool2d_with_indices_backward_native.h>
 #include <ATen/ops/maximum_cpu_dispatch.h>
 #include <ATen/ops/maximum_meta.h>
 #include <ATen/ops/maximum_native.h>
 #include <ATen/ops/mean_cpu_dispatch.h>
 #include <ATen/ops/mean_meta.h>
+#include <ATen/ops/mean_native.h>
 #include <ATen/ops/minimum_cpu_dispatch.h>
 #include <ATen/ops/minimum_meta.h>
 #include <ATen/ops/minimum_native.h>
@@ -326,6 +372,7 @@
 #include <ATen/ops/mish_native.h>
 #include <ATen/ops/mm_cpu_dispatch.h>
 #include <ATen/ops/mm_meta.h>
+#include <ATen/ops/mm_native.h>
 #include <ATen/ops/mul_cpu_dispatch.h>
 #include <ATen/ops/mul_meta.h>
 #include <ATen/ops/mul_native.h>
@@ -340,37 +387,49 @@
 #include <ATen/ops/nextafter_native.h>
 #include <ATen/ops/nll_loss_backward_cpu_dispatch.h>
 #include <ATen/ops/nll_loss_backward_meta.h>
+#include <ATen/ops/nll_loss_backward_native.h>
 #include <ATen/ops/norm_cpu_dispatch.h>
 #include <ATen/ops/norm_meta.h>
+#include <ATen/ops/norm_native.h>
 #include <ATen/ops/pow_cpu_dispatch.h>
 #include <ATen/ops/pow_meta.h>
 #include <ATen/ops/pow_native.h>
 #include <ATen/ops/prod_cpu_dispatch.h>
 #include <ATen/ops/prod_meta.h>
+#include <ATen/ops/prod_native.h>
 #include <ATen/ops/reciprocal_cpu_dispatch.h>
 #include <ATen/ops/reciprocal_meta.h>
 #include <ATen/ops/reciprocal_native.h>
 #include <ATen/ops/reflection_pad1d_backward_cpu_dispatch.h>
 #include <ATen/ops/reflection_pad1d_backward_meta.h>
+#include <ATen/ops/reflection_pad1d_backward_native.h>
 #include <ATen/ops/reflection_pad1d_cpu_dispatch.h>
 #include <ATen/ops/reflection_pad1d_meta.h>
+#include <ATen/ops/reflection_pad1d_native.h>
 #include <ATen/ops/reflection_pad3d_backward_cpu_dispatch.h>
 #include <ATen/ops/reflection_pad3d_backward_meta.h>
+#include <ATen/ops/reflection_pad3d_backward_native.h>
 #include <ATen/ops/reflection_pad3d_cpu_dispatch.h>
 #include <ATen/ops/reflection_pad3d_meta.h>
+#include <ATen/ops/reflection_pad3d_native.h>
 #include <ATen/ops/remainder_cpu_dispatch.h>
 #include <ATen/ops/remainder_meta.h>
 #include <ATen/ops/remainder_native.h>
 #include <ATen/ops/renorm_cpu_dispatch.h>
 #include <ATen/ops/renorm_meta.h>
+#include <ATen/ops/renorm_native.h>
 #include <ATen/ops/replication_pad1d_backward_cpu_dispatch.h>
 #include <ATen/ops/replication_pad1d_backward_meta.h>
+#include <ATen/ops/replication_pad1d_backward_native.h>
 #include <ATen/ops/replication_pad1d_cpu_dispatch.h>
 #include <ATen/ops/replication_pad1d_meta.h>
+#include <ATen/ops/replication_pad1d_native.h>
 #include <ATen/ops/replication_pad2d_cpu_dispatch.h>
 #include <ATen/ops/replication_pad2d_meta.h>
+#include <ATen/ops/replication_pad2d_native.h>
 #include <ATen/ops/replication_pad3d_cpu_dispatch.h>
 #include <ATen/ops/replication_pad3d_meta.h>
+#include <ATen/ops/replication_pad3d_native.h>
 #include <ATen/ops/round_cpu_dispatch.h>
 #include <ATen/ops/round_meta.h>
 #include <ATen/ops/round_native.h>
@@ -379,10 +438,13 @@
 #include <ATen/ops/rsqrt_native.h>
 #include <ATen/ops/scatter_add_cpu_dispatch.h>
 #include <ATen/ops/scatter_add_meta.h>
+#include <ATen/ops/scatter_add_native.h>
 #include <ATen/ops/scatter_cpu_dispatch.h>
 #include <ATen/ops/scatter_meta.h>
+#include <ATen/ops/scatter_native.h>
 #include <ATen/ops/scatter_reduce_cpu_dispatch.h>
 #include <ATen/ops/scatter_reduce_meta.h>
+#include <ATen/ops/scatter_reduce_native.h>
 #include <ATen/ops/sgn_cpu_dispatch.h>
 #include <ATen/ops/sgn_meta.h>
 #include <ATen/ops/sgn_native.h>
@@ -415,6 +477,7 @@
 #include <ATen/ops/sinh_native.h>
 #include <ATen/ops/slow_conv_transpose2d_cpu_dispatch.h>
 #include <ATen/ops/slow_conv_transpose2d_meta.h>
+#include <ATen/ops/slow_conv_transpose2d_native.h>
 #include <ATen/ops/softplus_backward_cpu_dispatch.h>
 #include <ATen/ops/softplus_backward_meta.h>
 #include <ATen/ops/softplus_backward_native.h>
@@ -534,6 +597,7 @@
 #include <ATen/ops/sub_native.h>
 #include <ATen/ops/sum_cpu_dispatch.h>
 #include <ATen/ops/sum_meta.h>
+#include <ATen/ops/sum_native.h>
 #include <ATen/ops/tan_cpu_dispatch.h>
 #include <ATen/ops/tan_meta.h>
 #include <ATen/ops/tan_native.h>
@@ -551,39 +615,55 @@
 #include <ATen/ops/threshold_native.h>
 #include <ATen/ops/tril_cpu_dispatch.h>
 #include <ATen/ops/tril_meta.h>
+#include <ATen/ops/tril_native.h>
 #include <ATen/ops/triu_cpu_dispatch.h>
 #include <ATen/ops/triu_meta.h>
+#include <ATen/ops/triu_native.h>
 #include <ATen/ops/trunc_cpu_dispatch.h>
 #include <ATen/ops/trunc_meta.h>
 #include <ATen/ops/trunc_native.h>
 #include <ATen/ops/upsample_bicubic2d_backward_cpu_dispatch.h>
 #include <ATen/ops/upsample_bicubic2d_backward_meta.h>
+#include <ATen/ops/upsample_bicubic2d_backward_native.h>
 #include <ATen/ops/upsample_bicubic2d_cpu_dispatch.h>
 #include <ATen/ops/upsample_bicubic2d_meta.h>
+#include <ATen/ops/upsample_bicubic2d_native.h>
 #include <ATen/ops/upsample_bilinear2d_backward_cpu_dispatch.h>
 #include <ATen/ops/upsample_bilinear2d_backward_meta.h>
+#include <ATen/ops/upsample_bilinear2d_backward_native.h>
 #include <ATen/ops/upsample_bilinear2d_cpu_dispatch.h>
 #include <ATen/ops/upsample_bilinear2d_meta.h>
+#include <ATen/ops/upsample_bilinear2d_native.h>
 #include <ATen/ops/upsample_linear1d_backward_cpu_dispatch.h>
 #include <ATen/ops/upsample_linear1d_backward_meta.h>
+#include <ATen/ops/upsample_linear1d_backward_native.h>
 #include <ATen/ops/upsample_linear1d_cpu_dispatch.h>
 #include <ATen/ops/upsample_linear1d_meta.h>
+#include <ATen/ops/upsample_linear1d_native.h>
 #include <ATen/ops/upsample_nearest1d_backward_cpu_dispatch.h>
 #include <ATen/ops/upsample_nearest1d_backward_meta.h>
+#include <ATen/ops/upsample_nearest1d_backward_native.h>
 #include <ATen/ops/upsample_nearest1d_cpu_dispatch.h>
 #include <ATen/ops/upsample_nearest1d_meta.h>
+#include <ATen/ops/upsample_nearest1d_native.h>
 #include <ATen/ops/upsample_nearest2d_backward_cpu_dispatch.h>
 #include <ATen/ops/upsample_nearest2d_backward_meta.h>
+#include <ATen/ops/upsample_nearest2d_backward_native.h>
 #include <ATen/ops/upsample_nearest2d_cpu_dispatch.h>
 #include <ATen/ops/upsample_nearest2d_meta.h>
+#include <ATen/ops/upsample_nearest2d_native.h>
 #include <ATen/ops/upsample_nearest3d_backward_cpu_dispatch.h>
 #include <ATen/ops/upsample_nearest3d_backward_meta.h>
+#include <ATen/ops/upsample_nearest3d_backward_native.h>
 #include <ATen/ops/upsample_nearest3d_cpu_dispatch.h>
 #include <ATen/ops/upsample_nearest3d_meta.h>
+#include <ATen/ops/upsample_nearest3d_native.h>
 #include <ATen/ops/upsample_trilinear3d_backward_cpu_dispatch.h>
 #include <ATen/ops/upsample_trilinear3d_backward_meta.h>
+#include <ATen/ops/upsample_trilinear3d_backward_native.h>
 #include <ATen/ops/upsample_trilinear3d_cpu_dispatch.h>
 #include <ATen/ops/upsample_trilinear3d_meta.h>
+#include <ATen/ops/upsample_trilinear3d_native.h>
 #include <ATen/ops/xlogy_cpu_dispatch.h>
 #include <ATen/ops/xlogy_meta.h>
 #include <ATen/ops/xlogy_native.h>
@@ -599,19 +679,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::add.Tensor", DeviceCheck::NoCheck, at::meta::structured_add_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::add_out), at::native::structured_ufunc_add_CPU>::register_in(m, "add.Tensor", "add_.Tensor", "add.out");
   Structured<"aten::addmv", DeviceCheck::ExactSame, at::meta::structured_addmv,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::addmv_out)>::register_in(m, "addmv", "addmv_", "addmv.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::addmv_out), at::native::structured_addmv_out_cpu>::register_in(m, "addmv", "addmv_", "addmv.out");
   Structured<"aten::all.dim", DeviceCheck::NoCheck, at::meta::structured_all_dim,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::all_out)>::register_in(m, "all.dim", nullptr, "all.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::all_out), at::native::structured_all_out>::register_in(m, "all.dim", nullptr, "all.out");
   Structured<"aten::all.dims", DeviceCheck::NoCheck, at::meta::structured_all_dims,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool)>(&at::cpu::all_out)>::register_in(m, "all.dims", nullptr, "all.dims_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool)>(&at::cpu::all_out), at::native::structured_all_dims_out>::register_in(m, "all.dims", nullptr, "all.dims_out");
   Structured<"aten::any.dim", DeviceCheck::NoCheck, at::meta::structured_any_dim,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::any_out)>::register_in(m, "any.dim", nullptr, "any.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::any_out), at::native::structured_any_out>::register_in(m, "any.dim", nullptr, "any.out");
   Structured<"aten::any.dims", DeviceCheck::NoCheck, at::meta::structured_any_dims,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool)>(&at::cpu::any_out)>::register_in(m, "any.dims", nullptr, "any.dims_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool)>(&at::cpu::any_out), at::native::structured_any_dims_out>::register_in(m, "any.dims", nullptr, "any.dims_out");
   Structured<"aten::argmax", DeviceCheck::ExactSame, at::meta::structured_argmax,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, ::std::optional<int64_t>, bool)>(&at::cpu::argmax_out)>::register_in(m, "argmax", nullptr, "argmax.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, ::std::optional<int64_t>, bool)>(&at::cpu::argmax_out), at::native::structured_argmax_out>::register_in(m, "argmax", nullptr, "argmax.out");
   Structured<"aten::argmin", DeviceCheck::ExactSame, at::meta::structured_argmin,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, ::std::optional<int64_t>, bool)>(&at::cpu::argmin_out)>::register_in(m, "argmin", nullptr, "argmin.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, ::std::optional<int64_t>, bool)>(&at::cpu::argmin_out), at::native::structured_argmin_out>::register_in(m, "argmin", nullptr, "argmin.out");
   Structured<"aten::acosh", DeviceCheck::ExactSame, at::meta::structured_acosh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::acosh_out), at::native::structured_acosh_out>::register_in(m, "acosh", "acosh_", "acosh.out");
   Structured<"aten::asinh", DeviceCheck::ExactSame, at::meta::structured_asinh,
@@ -623,13 +703,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::atan", DeviceCheck::NoCheck, at::meta::structured_atan,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::atan_out), at::native::structured_atan_out>::register_in(m, "atan", "atan_", "atan.out");
   Structured<"aten::baddbmm", DeviceCheck::ExactSame, at::meta::structured_baddbmm,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::baddbmm_out)>::register_in(m, "baddbmm", "baddbmm_", "baddbmm.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::baddbmm_out), at::native::structured_baddbmm_out_cpu>::register_in(m, "baddbmm", "baddbmm_", "baddbmm.out");
   Structured<"aten::bitwise_not", DeviceCheck::NoCheck, at::meta::structured_bitwise_not,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_not_out), at::native::structured_bitwise_not_out>::register_in(m, "bitwise_not", "bitwise_not_", "bitwise_not.out");
   Structured<"aten::copysign.Tensor", DeviceCheck::NoCheck, at::meta::structured_copysign_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::copysign_out), at::native::structured_copysign_out>::register_in(m, "copysign.Tensor", "copysign_.Tensor", "copysign.out");
   Structured<"aten::bmm", DeviceCheck::ExactSame, at::meta::structured_bmm,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bmm_out)>::register_in(m, "bmm", nullptr, "bmm.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bmm_out), at::native::structured_bmm_out_cpu>::register_in(m, "bmm", nullptr, "bmm.out");
   Structured<"aten::ceil", DeviceCheck::NoCheck, at::meta::structured_ceil,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::ceil_out), at::native::structured_ceil_out>::register_in(m, "ceil", "ceil_", "ceil.out");
   Structured<"aten::clamp", DeviceCheck::NoCheck, at::meta::structured_clamp,
@@ -649,9 +729,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::cosh", DeviceCheck::NoCheck, at::meta::structured_cosh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::cosh_out), at::native::structured_cosh_out>::register_in(m, "cosh", "cosh_", "cosh.out");
   Structured<"aten::cumprod", DeviceCheck::NoCheck, at::meta::structured_cumprod,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, ::std::optional<at::ScalarType>)>(&at::cpu::cumprod_out)>::register_in(m, "cumprod", "cumprod_", "cumprod.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, ::std::optional<at::ScalarType>)>(&at::cpu::cumprod_out), at::native::structured_cumprod_out>::register_in(m, "cumprod", "cumprod_", "cumprod.out");
   Structured<"aten::cumsum", DeviceCheck::NoCheck, at::meta::structured_cumsum,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, ::std::optional<at::ScalarType>)>(&at::cpu::cumsum_out)>::register_in(m, "cumsum", "cumsum_", "cumsum.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, ::std::optional<at::ScalarType>)>(&at::cpu::cumsum_out), at::native::structured_cumsum_out>::register_in(m, "cumsum", "cumsum_", "cumsum.out");
   Structured<"aten::div.Tensor", DeviceCheck::NoCheck, at::meta::structured_div_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::div_out), at::native::structured_div_out>::register_in(m, "div.Tensor", "div_.Tensor", "div.out");
   Structured<"aten::div.Tensor_mode", DeviceCheck::NoCheck, at::meta::structured_div_Tensor_mode,
@@ -679,9 +759,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::index_copy", DeviceCheck::ExactSame, at::meta::structured_index_copy,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::index_copy_out)>::register_in(m, "index_copy", "index_copy_", "index_copy.out");
   Structured<"aten::isin.Tensor_Tensor", DeviceCheck::ExactSame, at::meta::structured_isin_Tensor_Tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::isin_out)>::register_in(m, "isin.Tensor_Tensor", nullptr, "isin.Tensor_Tensor_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::isin_out), at::native::structured_isin_Tensor_Tensor_out>::register_in(m, "isin.Tensor_Tensor", nullptr, "isin.Tensor_Tensor_out");
   Structured<"aten::isin.Tensor_Scalar", DeviceCheck::ExactSame, at::meta::structured_isin_Tensor_Scalar,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, bool, bool)>(&at::cpu::isin_out)>::register_in(m, "isin.Tensor_Scalar", nullptr, "isin.Tensor_Scalar_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, bool, bool)>(&at::cpu::isin_out), at::native::structured_isin_Tensor_Scalar_out>::register_in(m, "isin.Tensor_Scalar", nullptr, "isin.Tensor_Scalar_out");
   Structured<"aten::log", DeviceCheck::NoCheck, at::meta::structured_log,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::log_out), at::native::structured_log_out>::register_in(m, "log", "log_", "log.out");
   Structured<"aten::log10", DeviceCheck::NoCheck, at::meta::structured_log10,
@@ -697,17 +777,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::xlogy.Tensor", DeviceCheck::NoCheck, at::meta::structured_xlogy_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::xlogy_out), at::native::structured_xlogy_out>::register_in(m, "xlogy.Tensor", "xlogy_.Tensor", "xlogy.OutTensor");
   Structured<"aten::_log_softmax", DeviceCheck::ExactSame, at::meta::structured__log_softmax,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_log_softmax_out)>::register_in(m, "_log_softmax", nullptr, "_log_softmax.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_log_softmax_out), at::native::structured_log_softmax_cpu_out>::register_in(m, "_log_softmax", nullptr, "_log_softmax.out");
   Structured<"aten::_log_softmax_backward_data", DeviceCheck::ExactSame, at::meta::structured__log_softmax_backward_data,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t, at::ScalarType)>(&at::cpu::_log_softmax_backward_data_out)>::register_in(m, "_log_softmax_backward_data", nullptr, "_log_softmax_backward_data.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t, at::ScalarType)>(&at::cpu::_log_softmax_backward_data_out), at::native::structured_log_softmax_backward_cpu_out>::register_in(m, "_log_softmax_backward_data", nullptr, "_log_softmax_backward_data.out");
   Structured<"aten::amax", DeviceCheck::ExactSame, at::meta::structured_amax,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool)>(&at::cpu::amax_out)>::register_in(m, "amax", nullptr, "amax.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool)>(&at::cpu::amax_out), at::native::structured_amax_out>::register_in(m, "amax", nullptr, "amax.out");
   Structured<"aten::mean.dim", DeviceCheck::NoCheck, at::meta::structured_mean_dim,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::mean_out)>::register_in(m, "mean.dim", nullptr, "mean.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::mean_out), at::native::structured_mean_out>::register_in(m, "mean.dim", nullptr, "mean.out");
   Structured<"aten::amin", DeviceCheck::ExactSame, at::meta::structured_amin,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool)>(&at::cpu::amin_out)>::register_in(m, "amin", nullptr, "amin.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool)>(&at::cpu::amin_out), at::native::structured_amin_out>::register_in(m, "amin", nullptr, "amin.out");
   Structured<"aten::mm", DeviceCheck::ExactSame, at::meta::structured_mm,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::mm_out)>::register_in(m, "mm", nullptr, "mm.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::mm_out), at::native::structured_mm_out_cpu>::register_in(m, "mm", nullptr, "mm.out");
   Structured<"aten::mul.Tensor", DeviceCheck::NoCheck, at::meta::structured_mul_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::mul_out), at::native::structured_mul_out>::register_in(m, "mul.Tensor", "mul_.Tensor", "mul.out");
   Structured<"aten::reciprocal", DeviceCheck::NoCheck, at::meta::structured_reciprocal,
@@ -743,17 +823,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::sinh", DeviceCheck::NoCheck, at::meta::structured_sinh,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sinh_out), at::native::structured_sinh_out>::register_in(m, "sinh", "sinh_", "sinh.out");
   Structured<"aten::_softmax", DeviceCheck::ExactSame, at::meta::structured__softmax,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_softmax_out)>::register_in(m, "_softmax", nullptr, "_softmax.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_softmax_out), at::native::structured_softmax_cpu_out>::register_in(m, "_softmax", nullptr, "_softmax.out");
   Structured<"aten::_softmax_backward_data", DeviceCheck::ExactSame, at::meta::structured__softmax_backward_data,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t, at::ScalarType)>(&at::cpu::_softmax_backward_data_out)>::register_in(m, "_softmax_backward_data", nullptr, "_softmax_backward_data.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t, at::ScalarType)>(&at::cpu::_softmax_backward_data_out), at::native::structured_softmax_backward_cpu_out>::register_in(m, "_softmax_backward_data", nullptr, "_softmax_backward_data.out");
   Structured<"aten::sum.dim_IntList", DeviceCheck::NoCheck, at::meta::structured_sum_dim_IntList,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::sum_out)>::register_in(m, "sum.dim_IntList", nullptr, "sum.IntList_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::sum_out), at::native::structured_sum_out>::register_in(m, "sum.dim_IntList", nullptr, "sum.IntList_out");
   Structured<"aten::hash_tensor", DeviceCheck::ExactSame, at::meta::structured_hash_tensor,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, int64_t)>(&at::cpu::hash_tensor_out)>::register_in(m, "hash_tensor", nullptr, "hash_tensor.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, int64_t)>(&at::cpu::hash_tensor_out), at::native::structured_hash_tensor_out>::register_in(m, "hash_tensor", nullptr, "hash_tensor.out");
   Structured<"aten::sqrt", DeviceCheck::NoCheck, at::meta::structured_sqrt,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::sqrt_out), at::native::structured_sqrt_out>::register_in(m, "sqrt", "sqrt_", "sqrt.out");
   Structured<"aten::prod.dim_int", DeviceCheck::NoCheck, at::meta::structured_prod_dim_int,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool, ::std::optional<at::ScalarType>)>(&at::cpu::prod_out)>::register_in(m, "prod.dim_int", nullptr, "prod.int_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool, ::std::optional<at::ScalarType>)>(&at::cpu::prod_out), at::native::structured_prod_out>::register_in(m, "prod.dim_int", nullptr, "prod.int_out");
   Structured<"aten::tan", DeviceCheck::NoCheck, at::meta::structured_tan,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::tan_out), at::native::structured_tan_out>::register_in(m, "tan", "tan_", "tan.out");
   Structured<"aten::tanh", DeviceCheck::NoCheck, at::meta::structured_tanh,
@@ -765,33 +845,33 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::trunc", DeviceCheck::NoCheck, at::meta::structured_trunc,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::trunc_out), at::native::structured_trunc_out>::register_in(m, "trunc", "trunc_", "trunc.out");
   Structured<"aten::norm.ScalarOpt_dim_dtype", DeviceCheck::NoCheck, at::meta::structured_norm_ScalarOpt_dim_dtype,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, at::IntArrayRef, bool, at::ScalarType)>(&at::cpu::norm_out)>::register_in(m, "norm.ScalarOpt_dim_dtype", nullptr, "norm.dtype_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, at::IntArrayRef, bool, at::ScalarType)>(&at::cpu::norm_out), at::native::structured_norm_dtype_out>::register_in(m, "norm.ScalarOpt_dim_dtype", nullptr, "norm.dtype_out");
   Structured<"aten::norm.ScalarOpt_dim", DeviceCheck::NoCheck, at::meta::structured_norm_ScalarOpt_dim,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, at::IntArrayRef, bool)>(&at::cpu::norm_out)>::register_in(m, "norm.ScalarOpt_dim", nullptr, "norm.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const ::std::optional<at::Scalar> &, at::IntArrayRef, bool)>(&at::cpu::norm_out), at::native::structured_norm_out>::register_in(m, "norm.ScalarOpt_dim", nullptr, "norm.out");
   Structured<"aten::sub.Tensor", DeviceCheck::NoCheck, at::meta::structured_sub_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::sub_out), at::native::structured_sub_out>::register_in(m, "sub.Tensor", "sub_.Tensor", "sub.out");
   Structured<"aten::heaviside", DeviceCheck::NoCheck, at::meta::structured_heaviside,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::heaviside_out), at::native::structured_heaviside_out>::register_in(m, "heaviside", "heaviside_", "heaviside.out");
   Structured<"aten::addmm", DeviceCheck::ExactSame, at::meta::structured_addmm,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::addmm_out)>::register_in(m, "addmm", "addmm_", "addmm.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &)>(&at::cpu::addmm_out), at::native::structured_addmm_out_cpu>::register_in(m, "addmm", "addmm_", "addmm.out");
   Structured<"aten::_addmm_activation", DeviceCheck::ExactSame, at::meta::structured__addmm_activation,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, bool)>(&at::cpu::_addmm_activation_out)>::register_in(m, "_addmm_activation", nullptr, "_addmm_activation.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, bool)>(&at::cpu::_addmm_activation_out), at::native::structured_addmm_activation_out_cpu>::register_in(m, "_addmm_activation", nullptr, "_addmm_activation.out");
   Structured<"aten::index_add", DeviceCheck::ExactSame, at::meta::structured_index_add,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::index_add_out)>::register_in(m, "index_add", "index_add_", "index_add.out");
   Structured<"aten::index_reduce", DeviceCheck::ExactSame, at::meta::structured_index_reduce,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view, bool)>(&at::cpu::index_reduce_out)>::register_in(m, "index_reduce", "index_reduce_", "index_reduce.out");
   Structured<"aten::scatter.src", DeviceCheck::ExactSame, at::meta::structured_scatter_src,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::scatter_out)>::register_in(m, "scatter.src", "scatter_.src", "scatter.src_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::scatter_out), at::native::structured_scatter_src_out>::register_in(m, "scatter.src", "scatter_.src", "scatter.src_out");
   Structured<"aten::scatter.value", DeviceCheck::ExactSame, at::meta::structured_scatter_value,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Scalar &)>(&at::cpu::scatter_out)>::register_in(m, "scatter.value", "scatter_.value", "scatter.value_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Scalar &)>(&at::cpu::scatter_out), at::native::structured_scatter_value_out>::register_in(m, "scatter.value", "scatter_.value", "scatter.value_out");
   Structured<"aten::scatter.reduce", DeviceCheck::ExactSame, at::meta::structured_scatter_reduce,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::scatter_out)>::register_in(m, "scatter.reduce", "scatter_.reduce", "scatter.reduce_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view)>(&at::cpu::scatter_out), at::native::structured_scatter_reduce_out>::register_in(m, "scatter.reduce", "scatter_.reduce", "scatter.reduce_out");
   Structured<"aten::scatter.value_reduce", DeviceCheck::ExactSame, at::meta::structured_scatter_value_reduce,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Scalar &, c10::string_view)>(&at::cpu::scatter_out)>::register_in(m, "scatter.value_reduce", "scatter_.value_reduce", "scatter.value_reduce_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Scalar &, c10::string_view)>(&at::cpu::scatter_out), at::native::structured_scatter_value_reduce_out>::register_in(m, "scatter.value_reduce", "scatter_.value_reduce", "scatter.value_reduce_out");
   Structured<"aten::scatter_add", DeviceCheck::ExactSame, at::meta::structured_scatter_add,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::scatter_add_out)>::register_in(m, "scatter_add", "scatter_add_", "scatter_add.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &)>(&at::cpu::scatter_add_out), at::native::structured_scatter_add>::register_in(m, "scatter_add", "scatter_add_", "scatter_add.out");
   Structured<"aten::scatter_reduce.two", DeviceCheck::ExactSame, at::meta::structured_scatter_reduce_two,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view, bool)>(&at::cpu::scatter_reduce_out)>::register_in(m, "scatter_reduce.two", "scatter_reduce_.two", "scatter_reduce.two_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, const at::Tensor &, c10::string_view, bool)>(&at::cpu::scatter_reduce_out), at::native::structured_scatter_reduce_two>::register_in(m, "scatter_reduce.two", "scatter_reduce_.two", "scatter_reduce.two_out");
   Structured<"aten::eq.Scalar", DeviceCheck::NoCheck, at::meta::structured_eq_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::eq_out), at::native::structured_eq_Scalar_out>::register_in(m, "eq.Scalar", "eq_.Scalar", "eq.Scalar_out");
   Structured<"aten::eq.Tensor", DeviceCheck::NoCheck, at::meta::structured_eq_Tensor,
@@ -807,9 +887,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::bitwise_right_shift.Tensor", DeviceCheck::NoCheck, at::meta::structured_bitwise_right_shift_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::bitwise_right_shift_out), at::native::structured_bitwise_right_shift_out>::register_in(m, "bitwise_right_shift.Tensor", "bitwise_right_shift_.Tensor", "bitwise_right_shift.Tensor_out");
   Structured<"aten::tril", DeviceCheck::ExactSame, at::meta::structured_tril,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::tril_out)>::register_in(m, "tril", "tril_", "tril.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::tril_out), at::native::structured_tril_cpu>::register_in(m, "tril", "tril_", "tril.out");
   Structured<"aten::triu", DeviceCheck::ExactSame, at::meta::structured_triu,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::triu_out)>::register_in(m, "triu", "triu_", "triu.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::triu_out), at::native::structured_triu_cpu>::register_in(m, "triu", "triu_", "triu.out");
   Structured<"aten::digamma", DeviceCheck::NoCheck, at::meta::structured_digamma,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::digamma_out), at::native::structured_digamma_out>::register_in(m, "digamma", "digamma_", "digamma.out");
   Structured<"aten::lerp.Scalar", DeviceCheck::NoCheck, at::meta::structured_lerp_Scalar,
@@ -837,7 +917,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::lt.Tensor", DeviceCheck::NoCheck, at::meta::structured_lt_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::lt_out), at::native::structured_lt_Tensor_out>::register_in(m, "lt.Tensor", "lt_.Tensor", "lt.Tensor_out");
   Structured<"aten::gather", DeviceCheck::ExactSame, at::meta::structured_gather,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, bool)>(&at::cpu::gather_out)>::register_in(m, "gather", nullptr, "gather.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, const at::Tensor &, bool)>(&at::cpu::gather_out), at::native::structured_gather_out>::register_in(m, "gather", nullptr, "gather.out");
   Structured<"aten::addcmul", DeviceCheck::NoCheck, at::meta::structured_addcmul,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::addcmul_out), at::native::structured_addcmul_out>::register_in(m, "addcmul", "addcmul_", "addcmul.out");
   Structured<"aten::addcdiv", DeviceCheck::NoCheck, at::meta::structured_addcdiv,
@@ -875,21 +955,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::minimum", DeviceCheck::NoCheck, at::meta::structured_minimum,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::minimum_out), at::native::structured_minimum_out>::register_in(m, "minimum", nullptr, "minimum.out");
   Structured<"aten::all", DeviceCheck::NoCheck, at::meta::structured_all,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::all_out)>::register_in(m, "all", nullptr, "all.all_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::all_out), at::native::structured_all_all_out>::register_in(m, "all", nullptr, "all.all_out");
   Structured<"aten::any", DeviceCheck::NoCheck, at::meta::structured_any,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::any_out)>::register_in(m, "any", nullptr, "any.all_out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::any_out), at::native::structured_any_all_out>::register_in(m, "any", nullptr, "any.all_out");
   Structured<"aten::renorm", DeviceCheck::NoCheck, at::meta::structured_renorm,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, int64_t, const at::Scalar &)>(&at::cpu::renorm_out)>::register_in(m, "renorm", "renorm_", "renorm.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, int64_t, const at::Scalar &)>(&at::cpu::renorm_out), at::native::structured_renorm_out>::register_in(m, "renorm", "renorm_", "renorm.out");
   Structured<"aten::pow.Tensor_Tensor", DeviceCheck::NoCheck, at::meta::structured_pow_Tensor_Tensor,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::pow_out), at::native::structured_pow_Tensor_Tensor_out>::register_in(m, "pow.Tensor_Tensor", "pow_.Tensor", "pow.Tensor_Tensor_out");
   Structured<"aten::pow.Tensor_Scalar", DeviceCheck::NoCheck, at::meta::structured_pow_Tensor_Scalar,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::pow_out), at::native::structured_pow_Tensor_Scalar_out>::register_in(m, "pow.Tensor_Scalar", "pow_.Scalar", "pow.Tensor_Scalar_out");
   Structured<"aten::_convert_indices_from_coo_to_csr", DeviceCheck::ExactSame, at::meta::structured__convert_indices_from_coo_to_csr,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_convert_indices_from_coo_to_csr_out)>::register_in(m, "_convert_indices_from_coo_to_csr", nullptr, "_convert_indices_from_coo_to_csr.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, int64_t, bool)>(&at::cpu::_convert_indices_from_coo_to_csr_out), at::native::structured__convert_indices_from_coo_to_csr_structured_cpu>::register_in(m, "_convert_indices_from_coo_to_csr", nullptr, "_convert_indices_from_coo_to_csr.out");
   Structured<"aten::_convert_indices_from_csr_to_coo", DeviceCheck::ExactSame, at::meta::structured__convert_indices_from_csr_to_coo,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::_convert_indices_from_csr_to_coo_out)>::register_in(m, "_convert_indices_from_csr_to_coo", nullptr, "_convert_indices_from_csr_to_coo.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::_convert_indices_from_csr_to_coo_out), at::native::structured__convert_indices_from_csr_to_coo_structured_cpu>::register_in(m, "_convert_indices_from_csr_to_coo", nullptr, "_convert_indices_from_csr_to_coo.out");
   Structured<"aten::nll_loss_backward", DeviceCheck::ExactSame, at::meta::structured_nll_loss_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const ::std::optional<at::Tensor> &, int64_t, int64_t, const at::Tensor &)>(&at::cpu::nll_loss_backward_out)>::register_in(m, "nll_loss_backward", nullptr, "nll_loss_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, const ::std::optional<at::Tensor> &, int64_t, int64_t, const at::Tensor &)>(&at::cpu::nll_loss_backward_out), at::native::structured_nll_loss_backward_out_cpu>::register_in(m, "nll_loss_backward", nullptr, "nll_loss_backward.grad_input");
   Structured<"aten::elu", DeviceCheck::NoCheck, at::meta::structured_elu,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, const at::Scalar &, const at::Scalar &)>(&at::cpu::elu_out), at::native::structured_elu_out>::register_in(m, "elu", "elu_", "elu.out");
   Structured<"aten::elu_backward", DeviceCheck::ExactSame, at::meta::structured_elu_backward,
@@ -913,89 +993,89 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::softshrink_backward", DeviceCheck::ExactSame, at::meta::structured_softshrink_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Scalar &)>(&at::cpu::softshrink_backward_out), at::native::structured_softshrink_backward_out>::register_in(m, "softshrink_backward", nullptr, "softshrink_backward.grad_input");
   Structured<"aten::adaptive_max_pool2d_backward", DeviceCheck::ExactSame, at::meta::structured_adaptive_max_pool2d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::adaptive_max_pool2d_backward_out)>::register_in(m, "adaptive_max_pool2d_backward", nullptr, "adaptive_max_pool2d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::adaptive_max_pool2d_backward_out), at::native::structured_adaptive_max_pool2d_backward_out_cpu>::register_in(m, "adaptive_max_pool2d_backward", nullptr, "adaptive_max_pool2d_backward.grad_input");
   Structured<"aten::adaptive_max_pool3d_backward", DeviceCheck::ExactSame, at::meta::structured_adaptive_max_pool3d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::adaptive_max_pool3d_backward_out)>::register_in(m, "adaptive_max_pool3d_backward", nullptr, "adaptive_max_pool3d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::adaptive_max_pool3d_backward_out), at::native::structured_adaptive_max_pool3d_backward_out_cpu>::register_in(m, "adaptive_max_pool3d_backward", nullptr, "adaptive_max_pool3d_backward.grad_input");
   Structured<"aten::avg_pool2d", DeviceCheck::ExactSame, at::meta::structured_avg_pool2d,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool2d_out)>::register_in(m, "avg_pool2d", nullptr, "avg_pool2d.out");
   Structured<"aten::avg_pool2d_backward", DeviceCheck::ExactSame, at::meta::structured_avg_pool2d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool2d_backward_out)>::register_in(m, "avg_pool2d_backward", nullptr, "avg_pool2d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool2d_backward_out), at::native::structured_avg_pool2d_backward_out_cpu>::register_in(m, "avg_pool2d_backward", nullptr, "avg_pool2d_backward.grad_input");
   Structured<"aten::avg_pool3d", DeviceCheck::ExactSame, at::meta::structured_avg_pool3d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool3d_out)>::register_in(m, "avg_pool3d", nullptr, "avg_pool3d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool3d_out), at::native::structured_avg_pool3d_out_cpu>::register_in(m, "avg_pool3d", nullptr, "avg_pool3d.out");
   Structured<"aten::avg_pool3d_backward", DeviceCheck::ExactSame, at::meta::structured_avg_pool3d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool3d_backward_out)>::register_in(m, "avg_pool3d_backward", nullptr, "avg_pool3d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool, ::std::optional<int64_t>)>(&at::cpu::avg_pool3d_backward_out), at::native::structured_avg_pool3d_backward_out_cpu>::register_in(m, "avg_pool3d_backward", nullptr, "avg_pool3d_backward.grad_input");
   Structured<"aten::fractional_max_pool2d_backward", DeviceCheck::ExactSame, at::meta::structured_fractional_max_pool2d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, const at::Tensor &)>(&at::cpu::fractional_max_pool2d_backward_out)>::register_in(m, "fractional_max_pool2d_backward", nullptr, "fractional_max_pool2d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, const at::Tensor &)>(&at::cpu::fractional_max_pool2d_backward_out), at::native::structured_fractional_max_pool2d_backward_cpu>::register_in(m, "fractional_max_pool2d_backward", nullptr, "fractional_max_pool2d_backward.grad_input");
   Structured<"aten::max_pool2d_with_indices_backward", DeviceCheck::ExactSame, at::meta::structured_max_pool2d_with_indices_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, const at::Tensor &)>(&at::cpu::max_pool2d_with_indices_backward_out)>::register_in(m, "max_pool2d_with_indices_backward", nullptr, "max_pool2d_with_indices_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, const at::Tensor &)>(&at::cpu::max_pool2d_with_indices_backward_out), at::native::structured_max_pool2d_with_indices_backward_out_cpu>::register_in(m, "max_pool2d_with_indices_backward", nullptr, "max_pool2d_with_indices_backward.grad_input");
   Structured<"aten::reflection_pad1d", DeviceCheck::ExactSame, at::meta::structured_reflection_pad1d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad1d_out)>::register_in(m, "reflection_pad1d", nullptr, "reflection_pad1d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad1d_out), at::native::structured_reflection_pad1d_out_cpu>::register_in(m, "reflection_pad1d", nullptr, "reflection_pad1d.out");
   Structured<"aten::reflection_pad1d_backward", DeviceCheck::ExactSame, at::meta::structured_reflection_pad1d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad1d_backward_out)>::register_in(m, "reflection_pad1d_backward", nullptr, "reflection_pad1d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad1d_backward_out), at::native::structured_reflection_pad1d_backward_out_cpu>::register_in(m, "reflection_pad1d_backward", nullptr, "reflection_pad1d_backward.grad_input");
   Structured<"aten::reflection_pad3d", DeviceCheck::ExactSame, at::meta::structured_reflection_pad3d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad3d_out)>::register_in(m, "reflection_pad3d", nullptr, "reflection_pad3d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad3d_out), at::native::structured_reflection_pad3d_out_cpu>::register_in(m, "reflection_pad3d", nullptr, "reflection_pad3d.out");
   Structured<"aten::reflection_pad3d_backward", DeviceCheck::ExactSame, at::meta::structured_reflection_pad3d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad3d_backward_out)>::register_in(m, "reflection_pad3d_backward", nullptr, "reflection_pad3d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::reflection_pad3d_backward_out), at::native::structured_reflection_pad3d_backward_out_cpu>::register_in(m, "reflection_pad3d_backward", nullptr, "reflection_pad3d_backward.grad_input");
   Structured<"aten::replication_pad1d", DeviceCheck::ExactSame, at::meta::structured_replication_pad1d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad1d_out)>::register_in(m, "replication_pad1d", nullptr, "replication_pad1d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad1d_out), at::native::structured_replication_pad1d_out_cpu>::register_in(m, "replication_pad1d", nullptr, "replication_pad1d.out");
   Structured<"aten::replication_pad1d_backward", DeviceCheck::ExactSame, at::meta::structured_replication_pad1d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad1d_backward_out)>::register_in(m, "replication_pad1d_backward", nullptr, "replication_pad1d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad1d_backward_out), at::native::structured_replication_pad1d_backward_out_cpu>::register_in(m, "replication_pad1d_backward", nullptr, "replication_pad1d_backward.grad_input");
   Structured<"aten::replication_pad2d", DeviceCheck::ExactSame, at::meta::structured_replication_pad2d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad2d_out)>::register_in(m, "replication_pad2d", nullptr, "replication_pad2d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad2d_out), at::native::structured_replication_pad2d_out_cpu>::register_in(m, "replication_pad2d", nullptr, "replication_pad2d.out");
   Structured<"aten::replication_pad3d", DeviceCheck::ExactSame, at::meta::structured_replication_pad3d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad3d_out)>::register_in(m, "replication_pad3d", nullptr, "replication_pad3d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef)>(&at::cpu::replication_pad3d_out), at::native::structured_replication_pad3d_out_cpu>::register_in(m, "replication_pad3d", nullptr, "replication_pad3d.out");
   Structured<"aten::upsample_linear1d", DeviceCheck::ExactSame, at::meta::structured_upsample_linear1d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>)>(&at::cpu::upsample_linear1d_out)>::register_in(m, "upsample_linear1d", nullptr, "upsample_linear1d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>)>(&at::cpu::upsample_linear1d_out), at::native::structured_upsample_linear1d_out_cpu>::register_in(m, "upsample_linear1d", nullptr, "upsample_linear1d.out");
   Structured<"aten::upsample_linear1d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_linear1d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>)>(&at::cpu::upsample_linear1d_backward_out)>::register_in(m, "upsample_linear1d_backward", nullptr, "upsample_linear1d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>)>(&at::cpu::upsample_linear1d_backward_out), at::native::structured_upsample_linear1d_backward_out_cpu>::register_in(m, "upsample_linear1d_backward", nullptr, "upsample_linear1d_backward.grad_input");
   Structured<"aten::upsample_bilinear2d", DeviceCheck::ExactSame, at::meta::structured_upsample_bilinear2d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bilinear2d_out)>::register_in(m, "upsample_bilinear2d", nullptr, "upsample_bilinear2d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bilinear2d_out), at::native::structured_upsample_bilinear2d_out_cpu>::register_in(m, "upsample_bilinear2d", nullptr, "upsample_bilinear2d.out");
   Structured<"aten::upsample_bilinear2d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_bilinear2d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bilinear2d_backward_out)>::register_in(m, "upsample_bilinear2d_backward", nullptr, "upsample_bilinear2d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bilinear2d_backward_out), at::native::structured_upsample_bilinear2d_backward_out_cpu>::register_in(m, "upsample_bilinear2d_backward", nullptr, "upsample_bilinear2d_backward.grad_input");
   Structured<"aten::_upsample_bilinear2d_aa", DeviceCheck::ExactSame, at::meta::structured__upsample_bilinear2d_aa,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bilinear2d_aa_out)>::register_in(m, "_upsample_bilinear2d_aa", nullptr, "_upsample_bilinear2d_aa.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bilinear2d_aa_out), at::native::structured__upsample_bilinear2d_aa_out_cpu>::register_in(m, "_upsample_bilinear2d_aa", nullptr, "_upsample_bilinear2d_aa.out");
   Structured<"aten::_upsample_bilinear2d_aa_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_bilinear2d_aa_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bilinear2d_aa_backward_out)>::register_in(m, "_upsample_bilinear2d_aa_backward", nullptr, "_upsample_bilinear2d_aa_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bilinear2d_aa_backward_out), at::native::structured__upsample_bilinear2d_aa_backward_out_cpu>::register_in(m, "_upsample_bilinear2d_aa_backward", nullptr, "_upsample_bilinear2d_aa_backward.grad_input");
   Structured<"aten::upsample_bicubic2d", DeviceCheck::ExactSame, at::meta::structured_upsample_bicubic2d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bicubic2d_out)>::register_in(m, "upsample_bicubic2d", nullptr, "upsample_bicubic2d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bicubic2d_out), at::native::structured_upsample_bicubic2d_out_cpu>::register_in(m, "upsample_bicubic2d", nullptr, "upsample_bicubic2d.out");
   Structured<"aten::upsample_bicubic2d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_bicubic2d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bicubic2d_backward_out)>::register_in(m, "upsample_bicubic2d_backward", nullptr, "upsample_bicubic2d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_bicubic2d_backward_out), at::native::structured_upsample_bicubic2d_backward_out_cpu>::register_in(m, "upsample_bicubic2d_backward", nullptr, "upsample_bicubic2d_backward.grad_input");
   Structured<"aten::_upsample_bicubic2d_aa", DeviceCheck::ExactSame, at::meta::structured__upsample_bicubic2d_aa,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bicubic2d_aa_out)>::register_in(m, "_upsample_bicubic2d_aa", nullptr, "_upsample_bicubic2d_aa.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bicubic2d_aa_out), at::native::structured__upsample_bicubic2d_aa_out_cpu>::register_in(m, "_upsample_bicubic2d_aa", nullptr, "_upsample_bicubic2d_aa.out");
   Structured<"aten::_upsample_bicubic2d_aa_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_bicubic2d_aa_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bicubic2d_aa_backward_out)>::register_in(m, "_upsample_bicubic2d_aa_backward", nullptr, "_upsample_bicubic2d_aa_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_bicubic2d_aa_backward_out), at::native::structured__upsample_bicubic2d_aa_backward_out_cpu>::register_in(m, "_upsample_bicubic2d_aa_backward", nullptr, "_upsample_bicubic2d_aa_backward.grad_input");
   Structured<"aten::_upsample_lanczos2d_aa", DeviceCheck::ExactSame, at::meta::structured__upsample_lanczos2d_aa,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_lanczos2d_aa_out)>::register_in(m, "_upsample_lanczos2d_aa", nullptr, "_upsample_lanczos2d_aa.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_lanczos2d_aa_out), at::native::structured__upsample_lanczos2d_aa_out_cpu>::register_in(m, "_upsample_lanczos2d_aa", nullptr, "_upsample_lanczos2d_aa.out");
   Structured<"aten::_upsample_lanczos2d_aa_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_lanczos2d_aa_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_lanczos2d_aa_backward_out)>::register_in(m, "_upsample_lanczos2d_aa_backward", nullptr, "_upsample_lanczos2d_aa_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_lanczos2d_aa_backward_out), at::native::structured__upsample_lanczos2d_aa_backward_out_cpu>::register_in(m, "_upsample_lanczos2d_aa_backward", nullptr, "_upsample_lanczos2d_aa_backward.grad_input");
   Structured<"aten::upsample_trilinear3d", DeviceCheck::ExactSame, at::meta::structured_upsample_trilinear3d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_trilinear3d_out)>::register_in(m, "upsample_trilinear3d", nullptr, "upsample_trilinear3d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_trilinear3d_out), at::native::structured_upsample_trilinear3d_out_cpu>::register_in(m, "upsample_trilinear3d", nullptr, "upsample_trilinear3d.out");
   Structured<"aten::upsample_trilinear3d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_trilinear3d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_trilinear3d_backward_out)>::register_in(m, "upsample_trilinear3d_backward", nullptr, "upsample_trilinear3d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, bool, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_trilinear3d_backward_out), at::native::structured_upsample_trilinear3d_backward_out_cpu>::register_in(m, "upsample_trilinear3d_backward", nullptr, "upsample_trilinear3d_backward.grad_input");
   Structured<"aten::upsample_nearest1d", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest1d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::upsample_nearest1d_out)>::register_in(m, "upsample_nearest1d", nullptr, "upsample_nearest1d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::upsample_nearest1d_out), at::native::structured_upsample_nearest1d_out_cpu>::register_in(m, "upsample_nearest1d", nullptr, "upsample_nearest1d.out");
   Structured<"aten::_upsample_nearest_exact1d", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact1d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact1d_out)>::register_in(m, "_upsample_nearest_exact1d", nullptr, "_upsample_nearest_exact1d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact1d_out), at::native::structured__upsample_nearest_exact1d_out_cpu>::register_in(m, "_upsample_nearest_exact1d", nullptr, "_upsample_nearest_exact1d.out");
   Structured<"aten::upsample_nearest1d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest1d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::upsample_nearest1d_backward_out)>::register_in(m, "upsample_nearest1d_backward", nullptr, "upsample_nearest1d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::upsample_nearest1d_backward_out), at::native::structured_upsample_nearest1d_backward_out_cpu>::register_in(m, "upsample_nearest1d_backward", nullptr, "upsample_nearest1d_backward.grad_input");
   Structured<"aten::_upsample_nearest_exact1d_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact1d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact1d_backward_out)>::register_in(m, "_upsample_nearest_exact1d_backward", nullptr, "_upsample_nearest_exact1d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact1d_backward_out), at::native::structured__upsample_nearest_exact1d_backward_out_cpu>::register_in(m, "_upsample_nearest_exact1d_backward", nullptr, "_upsample_nearest_exact1d_backward.grad_input");
   Structured<"aten::upsample_nearest2d", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest2d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest2d_out)>::register_in(m, "upsample_nearest2d", nullptr, "upsample_nearest2d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest2d_out), at::native::structured_upsample_nearest2d_out_cpu>::register_in(m, "upsample_nearest2d", nullptr, "upsample_nearest2d.out");
   Structured<"aten::_upsample_nearest_exact2d", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact2d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact2d_out)>::register_in(m, "_upsample_nearest_exact2d", nullptr, "_upsample_nearest_exact2d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact2d_out), at::native::structured__upsample_nearest_exact2d_out_cpu>::register_in(m, "_upsample_nearest_exact2d", nullptr, "_upsample_nearest_exact2d.out");
   Structured<"aten::upsample_nearest2d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest2d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest2d_backward_out)>::register_in(m, "upsample_nearest2d_backward", nullptr, "upsample_nearest2d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest2d_backward_out), at::native::structured_upsample_nearest2d_backward_out_cpu>::register_in(m, "upsample_nearest2d_backward", nullptr, "upsample_nearest2d_backward.grad_input");
   Structured<"aten::_upsample_nearest_exact2d_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact2d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact2d_backward_out)>::register_in(m, "_upsample_nearest_exact2d_backward", nullptr, "_upsample_nearest_exact2d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact2d_backward_out), at::native::structured__upsample_nearest_exact2d_backward_out_cpu>::register_in(m, "_upsample_nearest_exact2d_backward", nullptr, "_upsample_nearest_exact2d_backward.grad_input");
   Structured<"aten::upsample_nearest3d", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest3d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest3d_out)>::register_in(m, "upsample_nearest3d", nullptr, "upsample_nearest3d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest3d_out), at::native::structured_upsample_nearest3d_out_cpu>::register_in(m, "upsample_nearest3d", nullptr, "upsample_nearest3d.out");
   Structured<"aten::_upsample_nearest_exact3d", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact3d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact3d_out)>::register_in(m, "_upsample_nearest_exact3d", nullptr, "_upsample_nearest_exact3d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact3d_out), at::native::structured__upsample_nearest_exact3d_out_cpu>::register_in(m, "_upsample_nearest_exact3d", nullptr, "_upsample_nearest_exact3d.out");
   Structured<"aten::upsample_nearest3d_backward", DeviceCheck::ExactSame, at::meta::structured_upsample_nearest3d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest3d_backward_out)>::register_in(m, "upsample_nearest3d_backward", nullptr, "upsample_nearest3d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::upsample_nearest3d_backward_out), at::native::structured_upsample_nearest3d_backward_out_cpu>::register_in(m, "upsample_nearest3d_backward", nullptr, "upsample_nearest3d_backward.grad_input");
   Structured<"aten::_upsample_nearest_exact3d_backward", DeviceCheck::ExactSame, at::meta::structured__upsample_nearest_exact3d_backward,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact3d_backward_out)>::register_in(m, "_upsample_nearest_exact3d_backward", nullptr, "_upsample_nearest_exact3d_backward.grad_input");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, at::IntArrayRef, at::IntArrayRef, ::std::optional<double>, ::std::optional<double>, ::std::optional<double>)>(&at::cpu::_upsample_nearest_exact3d_backward_out), at::native::structured__upsample_nearest_exact3d_backward_out_cpu>::register_in(m, "_upsample_nearest_exact3d_backward", nullptr, "_upsample_nearest_exact3d_backward.grad_input");
   Structured<"aten::sigmoid_backward", DeviceCheck::ExactSame, at::meta::structured_sigmoid_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::sigmoid_backward_out), at::native::structured_sigmoid_backward_out>::register_in(m, "sigmoid_backward", nullptr, "sigmoid_backward.grad_input");
   Structured<"aten::logit_backward", DeviceCheck::ExactSame, at::meta::structured_logit_backward,
@@ -1003,7 +1083,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::tanh_backward", DeviceCheck::ExactSame, at::meta::structured_tanh_backward,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &)>(&at::cpu::tanh_backward_out), at::native::structured_tanh_backward_out>::register_in(m, "tanh_backward", nullptr, "tanh_backward.grad_input");
   Structured<"aten::slow_conv_transpose2d", DeviceCheck::ExactSame, at::meta::structured_slow_conv_transpose2d,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, const ::std::optional<at::Tensor> &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef)>(&at::cpu::slow_conv_transpose2d_out)>::register_in(m, "slow_conv_transpose2d", nullptr, "slow_conv_transpose2d.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, at::IntArrayRef, const ::std::optional<at::Tensor> &, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef)>(&at::cpu::slow_conv_transpose2d_out), at::native::structured_slow_conv_transpose2d_structured_cpu>::register_in(m, "slow_conv_transpose2d", nullptr, "slow_conv_transpose2d.out");
   Structured<"aten::isposinf", DeviceCheck::ExactSame, at::meta::structured_isposinf,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::isposinf_out), at::native::structured_isposinf_out>::register_in(m, "isposinf", nullptr, "isposinf.out");
   Structured<"aten::isneginf", DeviceCheck::ExactSame, at::meta::structured_isneginf,
@@ -1027,13 +1107,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   Structured<"aten::special_i1e", DeviceCheck::ExactSame, at::meta::structured_special_i1e,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_i1e_out), at::native::structured_special_i1e_out>::register_in(m, "special_i1e", nullptr, "special_i1e.out");
   Structured<"aten::linalg_cross", DeviceCheck::ExactSame, at::meta::structured_linalg_cross,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::linalg_cross_out)>::register_in(m, "linalg_cross", nullptr, "linalg_cross.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, int64_t)>(&at::cpu::linalg_cross_out), at::native::structured_linalg_cross_out>::register_in(m, "linalg_cross", nullptr, "linalg_cross.out");
   Structured<"aten::linalg_lu_solve", DeviceCheck::ExactSame, at::meta::structured_linalg_lu_solve,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::linalg_lu_solve_out)>::register_in(m, "linalg_lu_solve", nullptr, "linalg_lu_solve.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, bool, bool)>(&at::cpu::linalg_lu_solve_out), at::native::structured_linalg_lu_solve_out>::register_in(m, "linalg_lu_solve", nullptr, "linalg_lu_solve.out");
   Structured<"aten::linalg_ldl_solve", DeviceCheck::ExactSame, at::meta::structured_linalg_ldl_solve,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, bool)>(&at::cpu::linalg_ldl_solve_out)>::register_in(m, "linalg_ldl_solve", nullptr, "linalg_ldl_solve.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Tensor &, const at::Tensor &, bool)>(&at::cpu::linalg_ldl_solve_out), at::native::structured_linalg_ldl_solve_out>::register_in(m, "linalg_ldl_solve", nullptr, "linalg_ldl_solve.out");
   Structured<"aten::linalg_vector_norm", DeviceCheck::ExactSame, at::meta::structured_linalg_vector_norm,
-             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::linalg_vector_norm_out)>::register_in(m, "linalg_vector_norm", nullptr, "linalg_vector_norm.out");
+             static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &, const at::Scalar &, at::OptionalIntArrayRef, bool, ::std::optional<at::ScalarType>)>(&at::cpu::linalg_vector_norm_out), at::native::structured_linalg_vector_norm_out>::register_in(m, "linalg_vector_norm", nullptr, "linalg_vector_norm.out");
   Structured<"aten::special_airy_ai", DeviceCheck::ExactSame, at::meta::structured_special_airy_ai,
              static_cast<at::Tensor &(*)(at::Tensor &, const at::Tensor &)>(&at::cpu::special_airy_ai_out), at::native::structured_special_airy_ai_out>::register_in(m, "special_airy_ai", nullptr, "special_airy_ai.out");
   Structured<"aten::special_bessel_j0", DeviceCheck::ExactSame, at::meta::structured_special_bessel_j0,
