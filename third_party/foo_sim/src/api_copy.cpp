@@ -25,7 +25,7 @@ fooError_t classify(Runtime* rt, const void* ptr, size_t count, const char* role
   if (ptr == nullptr) return fail(fooErrorInvalidValue, format("%s: %s is NULL", what, role));
   Allocation a;
   if (!rt->memory().find(ptr, &a)) return fooSuccess;  // pageable host memory
-  if (!rt->memory().covers(ptr, count, a.type, a.device)) {
+  if (count > a.size - (reinterpret_cast<uintptr_t>(ptr) - reinterpret_cast<uintptr_t>(a.base))) {
     return fail(fooErrorInvalidValue, format("%s: %s range of %zu bytes at %p runs past the end of its %zu-byte "
                                              "allocation",
                                              what, role, count, ptr, a.size));

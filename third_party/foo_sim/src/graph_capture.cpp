@@ -66,6 +66,7 @@ fooError_t Scheduler::begin_capture(Stream* s, fooStreamCaptureMode mode) {
   s->capture_lane = 0;
   s->frontier.clear();
   captures_.push_back(std::move(c));
+  capture_count_.store(captures_.size(), std::memory_order_release);
   return fooSuccess;
 }
 
@@ -132,6 +133,9 @@ fooError_t Scheduler::capture_info(Stream* s, fooStreamCaptureStatus* status, un
 }
 
 fooError_t Scheduler::check_unsafe_call(const char* what) {
+  // A capture begun after this read begins after the call, as it would
+  // after the mutex.
+  if (capture_count_.load(std::memory_order_acquire) == 0) return fooSuccess;
   Lock lock(mutex_);
   return unsafe_call_locked(what);
 }
@@ -275,6 +279,7 @@ void Scheduler::end_capture_locked(Capture& c) {
   captures_.erase(std::remove_if(captures_.begin(), captures_.end(),
                                  [&c](const CapturePtr& p) { return p.get() == &c; }),
                   captures_.end());
+  capture_count_.store(captures_.size(), std::memory_order_release);
 }
 
 CapturePtr Scheduler::live_capture_of(const Event* e) {

@@ -313,6 +313,9 @@ class Scheduler {
   Device* doorbell_to_ring_ = nullptr;
   std::unordered_set<Event*> live_events_;
   std::vector<CapturePtr> captures_;  // under way, on any device
+  // captures_.size(), set under the mutex: a blocking call checks it
+  // without the mutex, which every `.item()` would take only to find none.
+  std::atomic<size_t> capture_count_{0};
   unsigned long long next_capture_id_ = 1;
   uint64_t next_seq_ = 0;
   std::condition_variable host_cv_;
