@@ -272,7 +272,8 @@ fooError_t Scheduler::launch_closure(Stream* s, std::function<void()> work, Grap
   return fooSuccess;
 }
 
-fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work, bool serial) {
+fooError_t Scheduler::launch_and_wait_erased(Stream* s, void (*run)(void*), void* work,
+                                             std::function<void()> (*to_function)(void*), bool serial) {
   Lock lock(mutex_);
   if (fooError_t e = check_stream(s, "copy")) return e;
   if (s->capture) return capture_conflict(*s->capture, "a blocking copy or memset on a capturing stream");
@@ -288,7 +289,7 @@ fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work, boo
       Device* d = s->device;
       claim(s);
       lock.unlock();
-      work();
+      run(work);
       count_host_work(1);
       lock.lock();
       fooError_t e = report(s->pending_error);  // before unclaim(), which may free s
@@ -303,7 +304,7 @@ fooError_t Scheduler::launch_and_wait(Stream* s, std::function<void()> work, boo
   Command c;
   c.kind = Command::Kind::Kernel;
   c.fn = &ClosureBox::run;
-  c.data = new ClosureBox{std::move(work)};  // owned by the queued command
+  c.data = new ClosureBox{to_function(work)};  // owned by the queued command
   c.serial = serial;
   return enqueue_and_wait(lock, s, std::move(c));
 }

@@ -178,8 +178,15 @@ class Scheduler {
   // a closure between and can call prefetch ahead of it.
   fooError_t launch_owned(Stream* s, fooHostFn_t fn, std::shared_ptr<void> owned, fooHostFnPrefetch_t prefetch);
   // Like launch, then waits for the work (used where the host must not
-  // return early: pageable copies, synchronous copies).
-  fooError_t launch_and_wait(Stream* s, std::function<void()> work, bool serial = false);
+  // return early: pageable copies, synchronous copies). `work` is made a
+  // std::function (a heap block for a copy's captures) only if it is
+  // queued, not when the waiting host runs it in place.
+  template <class F>
+  fooError_t launch_and_wait(Stream* s, F work, bool serial = false) {
+    return launch_and_wait_erased(
+        s, [](void* w) { (*static_cast<F*>(w))(); }, &work,
+        [](void* w) { return std::function<void()>(std::move(*static_cast<F*>(w))); }, serial);
+  }
 
   fooError_t create_event(int device, unsigned flags, Event** out);
   fooError_t destroy_event(Event* e);
@@ -282,6 +289,8 @@ class Scheduler {
   // report() unless the event was created to ignore failures.
   static fooError_t report_for(const Event* e, const KernelErrorPtr& error);
   fooError_t enqueue_and_wait(Lock& lock, Stream* s, Command c);
+  fooError_t launch_and_wait_erased(Stream* s, void (*run)(void*), void* work,
+                                    std::function<void()> (*to_function)(void*), bool serial);
   // Capture (graph_capture.cpp); all with mutex_ held.
   // Takes `node` only on success: on failure it stays with the caller, so
   // that what it owns is released after the mutex (see launch()).
