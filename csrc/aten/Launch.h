@@ -120,11 +120,12 @@ struct OpKernel {
   }
 };
 
-// `fn` runs on the stream in order; an exception it throws is reported,
-// prefixed with `op_name`, at the next synchronization that covers it.
-// `thread_use`: how many threads it runs on (KernelThreads).
-template <class F>
-void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn, KernelThreads thread_use) {
+// The closure `make()` returns runs on the stream in order, built straight
+// into the queued box (no move of its captures); an exception it throws is
+// reported, prefixed with `op_name`, at the next synchronization that
+// covers it. `thread_use`: how many threads it runs on (KernelThreads).
+template <class Make>
+void launch_op_made(c10::DeviceIndex device, const char* op_name, Make&& make, KernelThreads thread_use) {
   reraise_kernel_warnings();  // this thread's earlier kernels': raised at its next call, as near as it gets
   if (C10_UNLIKELY(faults_armed())) {
     std::string fault = take_kernel_fault(op_name);
@@ -135,8 +136,14 @@ void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn, KernelThrea
   const char* site = launch_site_to_record();
   launch_kernel_made<ClosureRelease::Deferred>(
       getCurrentFooStream(device),
-      [&] { return OpKernel<std::decay_t<F>>{op_name, threads, thread_use, launcher, site, std::forward<F>(fn)}; },
-      op_name, thread_use == KernelThreads::Launcher ? fooKernelDefault : fooKernelSerial);
+      [&] { return OpKernel<decltype(make())>{op_name, threads, thread_use, launcher, site, make()}; }, op_name,
+      thread_use == KernelThreads::Launcher ? fooKernelDefault : fooKernelSerial);
+}
+
+// `fn` runs on the stream in order, as launch_op_made's closure.
+template <class F>
+void launch_op(c10::DeviceIndex device, const char* op_name, F&& fn, KernelThreads thread_use) {
+  launch_op_made(device, op_name, [&]() -> std::decay_t<F> { return std::forward<F>(fn); }, thread_use);
 }
 // `serial`: the kernel is serial work (SerialWork).
 template <class F>

@@ -308,10 +308,10 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
         return;
       }
     }
-    launch_op(device.index(), Name.value,
-              [o = TensorInfo(out), s = in_place ? PackedTensor() : PackedTensor(self), in_place, allocated, dtype, wide,
-               packed = std::make_tuple(KernelArgument<Rest>::pack(rest)...),
-               meta_warnings = std::move(meta_warnings)] {
+    launch_op_made(device.index(), Name.value, [&] {
+              return [o = TensorInfo(out), s = in_place ? PackedTensor() : PackedTensor(self), in_place, allocated, dtype,
+                      wide, packed = std::make_tuple(KernelArgument<Rest>::pack(rest)...),
+                      meta_warnings = std::move(meta_warnings)] {
                 RepeatedWarningFilter repeated(meta_warnings);
                 at::Tensor out_alias = o.cpu();
                 at::Tensor self_alias = in_place ? out_alias : s.unpack();
@@ -344,8 +344,8 @@ struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&
                           unpacked);
                     },
                     packed);
-              },
-              thread_use(out, self, rest...));
+              };
+            }, thread_use(out, self, rest...));
     apply_metadata_changes<Name>(out, rest...);
   }
 

@@ -18,11 +18,11 @@ fooError_t fail(fooError_t code, std::string detail) {
   return code;
 }
 
-LastError exchange_last_error(LastError next) {
-  LastError& last = t_last;
-  // A host running queued work sets an empty one aside and back: nothing to move.
-  if (last.code == fooSuccess && next.code == fooSuccess && last.detail.empty() && next.detail.empty()) return next;
-  return std::exchange(last, std::move(next));
+LastError exchange_last_error(LastError next) { return std::exchange(t_last, std::move(next)); }
+
+bool has_last_error() {
+  const LastError& last = t_last;
+  return last.code != fooSuccess || !last.detail.empty();
 }
 
 std::string format(const char* fmt, ...) {

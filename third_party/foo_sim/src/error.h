@@ -19,6 +19,8 @@ struct LastError {
 };
 // Makes `next` the calling thread's last error and returns the one it had.
 LastError exchange_last_error(LastError next);
+// Whether the calling thread has a last error or its detail.
+bool has_last_error();
 
 // Formats like printf; only used on error paths.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,6 +1,7 @@
 #include "host_work.h"
 
 #include <atomic>
+#include <utility>
 
 #include "runtime.h"
 #include "scheduler.h"
@@ -40,7 +41,8 @@ bool HostWork::enter() {
   entered_ = true;
   was_on_executor_ = Scheduler::exchange_executor_role(true);
   device_ = exchange_thread_device(0);
-  error_ = exchange_last_error(LastError());
+  // Most hosts have none to set aside (an error is taken when it is reported).
+  if (has_last_error()) error_ = exchange_last_error(LastError());
   capture_mode_ = thread_capture_mode();
   set_thread_capture_mode(fooStreamCaptureModeGlobal);
   label_ = profiler::exchange_thread_label(profiler::ThreadLabel());
@@ -56,7 +58,9 @@ void HostWork::leave() {
   if (race_) race::restore_thread_declarations(std::move(race_));
   profiler::exchange_thread_label(label_);
   set_thread_capture_mode(capture_mode_);
-  exchange_last_error(std::move(error_));
+  if (has_last_error() || error_.code != fooSuccess || !error_.detail.empty()) {
+    exchange_last_error(std::exchange(error_, LastError()));  // error_ empty again for the next enter
+  }
   exchange_thread_device(device_);
   Scheduler::exchange_executor_role(was_on_executor_);
   if (hook_ != nullptr) hook_(fooHostWorkEnd, hook_data_);
