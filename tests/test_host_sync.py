@@ -1,6 +1,8 @@
 """Only operators whose results depend on the data make the host wait for the
 device, as on CUDA: everything else returns once its work is queued."""
 
+import threading
+
 import pytest
 import torch
 
@@ -113,3 +115,28 @@ def test_operators_without_a_meta_function_but_known_results_do_not_wait(foo, na
     torch.testing.assert_close(result.detach().cpu(), expected.detach())
     assert not any(s.startswith(("aten::_cum", "aten::_logcumsumexp", "aten::_fused"))
                    for s in foo.synchronizing_ops())
+
+
+def test_reads_from_several_threads_are_each_counted_once_per_take(foo):
+    from torch_foo import _C
+
+    v = torch.arange(4.0, device="foo")
+    v.sum().item()
+    _C._take_op_counts()
+
+    def reads(n):
+        for _ in range(n):
+            v.sum().item()
+
+    threads = [threading.Thread(target=reads, args=(n,)) for n in (300, 200)]
+    for t in threads:
+        t.start()
+    reads(100)
+    for t in threads:
+        t.join()
+    _, host_syncs = _C._take_op_counts()
+    assert host_syncs["aten::_local_scalar_dense"] == 600
+    reads(3)
+    _, host_syncs = _C._take_op_counts()
+    assert host_syncs == {"aten::_local_scalar_dense": 3}
+    assert "aten::_local_scalar_dense" in foo.synchronizing_ops()
