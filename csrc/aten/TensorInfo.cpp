@@ -18,13 +18,14 @@ c10::Storage cpu_storage(void* base, size_t nbytes) {
 // The CPU storages of the thread's latest kernels, for the next kernels
 // over the same memory: making and freeing one per tensor argument is a
 // tenth of what a small kernel costs the host. A storage is reused only
-// when the cache alone holds it (the kernels that had it are done with it);
-// it owns nothing and cannot be resized, so a kernel cannot tell.
+// when the cache alone holds it, strongly or weakly (the kernels that had
+// it are done with it, and no cache keyed on storage identity remembers
+// it); it owns nothing and cannot be resized, so a kernel cannot tell.
 class RecentStorages {
  public:
   c10::Storage take(void* base, size_t nbytes) {
     for (c10::Storage& s : slots_) {
-      if (s && s.data() == base && s.nbytes() == nbytes && s.use_count() == 1) return s;
+      if (s && s.data() == base && s.nbytes() == nbytes && held_here_only(s)) return s;
     }
     c10::Storage fresh = cpu_storage(base, nbytes);
     slots_[next_] = fresh;
@@ -33,6 +34,15 @@ class RecentStorages {
   }
 
  private:
+  static bool held_here_only(const c10::Storage& s) {
+    if (s.use_count() != 1) return false;
+    // Counted without taking a weak reference: reclaimed, read, released.
+    auto weak = c10::weak_intrusive_ptr<c10::StorageImpl>::reclaim(s.unsafeGetStorageImpl());
+    bool no_weak = weak.weak_use_count() == 1;  // 1: the strong references' own
+    weak.release();
+    return no_weak;
+  }
+
   std::array<c10::Storage, 8> slots_;
   size_t next_ = 0;
 };
