@@ -271,3 +271,27 @@ def test_kaiser_window_is_made_on_foo_as_on_cpu(foo, args):
         got = torch.kaiser_window(*args, device="foo:1", dtype=dtype)
         assert got.device == torch.device("foo:1")
         torch.testing.assert_close(got.cpu(), torch.kaiser_window(*args, dtype=dtype))
+
+
+def test_kernels_queued_behind_a_busy_stream_read_their_operands_as_they_were_at_the_call(foo):
+    # Operators whose kernels run ATen's CPU impl alone (their output made by
+    # foo as the meta function asked), each queued behind a held stream; the
+    # host then overwrites their inputs and frees a temporary whose memory
+    # the next allocation takes, all queued behind them.
+    a_cpu, b_cpu = torch.randn(8, 8), torch.randn(8, 8)
+    a, b = a_cpu.to("foo"), b_cpu.to("foo")
+    with held_stream() as still_held:
+        t = a * 3
+        results = [a.sum(dim=1), torch.mm(a, b), a.cumsum(0), torch.softmax(a, 1), a.amax(0),
+                   torch.addmv(a[0], a, b[0], beta=0.5), t.sum(dim=0)]
+        del t
+        reused = torch.full((8, 8), 7.0, device="foo")
+        a.mul_(2)
+        b.add_(1)
+        assert still_held()
+    expected = [a_cpu.sum(dim=1), torch.mm(a_cpu, b_cpu), a_cpu.cumsum(0), torch.softmax(a_cpu, 1), a_cpu.amax(0),
+                torch.addmv(a_cpu[0], a_cpu, b_cpu[0], beta=0.5), (a_cpu * 3).sum(dim=0)]
+    for got, want in zip(results, expected):
+        torch.testing.assert_close(got.cpu(), want)
+    assert torch.equal(reused.cpu(), torch.full((8, 8), 7.0))
+    torch.testing.assert_close(a.cpu(), a_cpu * 2)
