@@ -219,13 +219,9 @@ template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Native 
 struct Structured;
 
 template <class Native>
-constexpr bool kKeepsIterator = std::is_base_of_v<at::TensorIteratorBase, Native>;
-template <>
-inline constexpr bool kKeepsIterator<void> = false;
+constexpr bool kKeepsIterator = std::is_base_of_v<at::TensorIteratorBase, Native>;  // false for void
 template <class Native>
-constexpr bool kRunsImplOnly = !std::is_base_of_v<at::TensorIteratorBase, Native>;
-template <>
-inline constexpr bool kRunsImplOnly<void> = false;
+constexpr bool kRunsImplOnly = !std::is_void_v<Native> && !kKeepsIterator<Native>;
 
 template <OpName Name, DeviceCheck Check, class Meta, auto CpuOut, class Native, class... Rest>
 struct Structured<Name, Check, Meta, CpuOut, Native, at::Tensor& (*)(at::Tensor&, const at::Tensor&, Rest...)> {
